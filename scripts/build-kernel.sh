@@ -1,0 +1,140 @@
+#!/bin/bash
+# Build a test kernel from Debian's linux-source-6.12.
+#
+#   scripts/build-kernel.sh [--config-only] FLAVOR [CONFIG]
+#
+# FLAVOR  stock: the source as shipped; patched: with kernel-patch/series
+# CONFIG  vm (default): tinyconfig + kernel-patch/config/vm.config;
+#         NAME: vm.config, then kernel-patch/config/NAME.config on top
+#
+# The result is build/kernels/FLAVOR-CONFIG/bzImage, a link to a directory
+# named by a hash of the source version, the series and the fragments, so
+# an unchanged kernel is not rebuilt (and a patched kernel with an empty
+# series is the stock one). Extra fragments (for tests of this
+# script) come from KFRAGMENT_EXTRA, a space-separated list of files.
+#
+# Exit status: 0 built (or cached), 1 failure, 2 usage,
+# 3 a fragment option did not survive olddefconfig, 4 a patch did not apply.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+config_only=0
+if [[ ${1:-} == --config-only ]]; then
+	config_only=1
+	shift
+fi
+flavor=${1:-}
+config=${2:-vm}
+case "$flavor" in
+stock|patched) ;;
+*) echo "usage: $0 [--config-only] stock|patched [CONFIG]" >&2; exit 2 ;;
+esac
+
+src_tar=${KERNEL_SRC_TAR:-/usr/src/linux-source-6.12.tar.xz}
+[[ -r $src_tar ]] || { echo "build-kernel: $src_tar not found (package linux-source-6.12)" >&2; exit 1; }
+
+frags=("$top/kernel-patch/config/vm.config")
+[[ $config != vm ]] && frags+=("$top/kernel-patch/config/$config.config")
+# shellcheck disable=SC2206
+[[ -n ${KFRAGMENT_EXTRA:-} ]] && frags+=(${KFRAGMENT_EXTRA})
+for f in "${frags[@]}"; do
+	[[ -r $f ]] || { echo "build-kernel: fragment $f not found" >&2; exit 2; }
+done
+
+patches=()
+if [[ $flavor == patched ]]; then
+	while read -r line; do
+		line=${line%%#*}
+		line=${line//[[:space:]]/}
+		[[ -n $line ]] && patches+=("$top/kernel-patch/$line")
+	done < "$top/kernel-patch/series"
+fi
+
+# what the kernel is made of, for the cache key
+src_id=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c '%s %Y' "$src_tar")
+hash=$({
+	echo "$src_id"
+	for f in "${frags[@]}"; do echo "fragment"; cat "$f"; done
+	for p in "${patches[@]}"; do echo "patch $(basename "$p")"; cat "$p"; done
+} | sha256sum | cut -c1-16)
+
+name=$flavor-$config
+out=$top/build/kernels/$config-$hash
+link=$top/build/kernels/$name
+src=$top/build/src/$name-$hash
+if [[ $config_only == 1 ]]; then
+	src=$top/build/src/config-check-$$
+	trap 'rm -rf "$src" "$src.tmp"' EXIT
+fi
+if [[ $config_only == 0 && -f $out/bzImage ]]; then
+	ln -sfn "$(basename "$out")" "$link"
+	echo "build-kernel: $name up to date ($hash)"
+	exit 0
+fi
+
+echo "build-kernel: $name ($hash): extracting $(basename "$src_tar")"
+rm -rf "$src" "$src.tmp"
+mkdir -p "$src.tmp"
+tar -xJf "$src_tar" -C "$src.tmp" --strip-components=1
+mv "$src.tmp" "$src"
+cd "$src"
+
+for p in "${patches[@]}"; do
+	if ! patch -p1 --forward --batch -s < "$p"; then
+		echo "build-kernel: patch $(basename "$p") does not apply to $src_id" >&2
+		exit 4
+	fi
+done
+[[ ${#patches[@]} -gt 0 ]] && echo "build-kernel: applied ${#patches[@]} patches"
+
+make -s ARCH=x86_64 tinyconfig >/dev/null
+KCONFIG_CONFIG=.config scripts/kconfig/merge_config.sh -m -O . .config "${frags[@]}" >/dev/null
+make -s ARCH=x86_64 olddefconfig >/dev/null
+
+# Every option a fragment asks for must be in the final .config (the
+# last fragment to set an option wins, as in merge_config.sh).
+declare -A want from
+for f in "${frags[@]}"; do
+	while read -r line; do
+		if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
+			want[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+		elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+			want[${BASH_REMATCH[1]}]=n
+		else
+			continue
+		fi
+		from[${BASH_REMATCH[1]}]=$(basename "$f")
+	done < "$f"
+done
+bad=0
+for opt in "${!want[@]}"; do
+	got=$(grep -E "^$opt=|^# $opt is not set" .config || true)
+	case "$got" in
+	"$opt=${want[$opt]}") continue ;;
+	"# $opt is not set"|"") [[ ${want[$opt]} == n ]] && continue ;;
+	esac
+	[[ -z $got ]] && got="absent (unknown option or unmet dependency)"
+	echo "build-kernel: $opt=${want[$opt]} from ${from[$opt]} did not survive olddefconfig: $got" >&2
+	bad=1
+done
+[[ $bad == 0 ]] || exit 3
+echo "build-kernel: configuration checked (${#want[@]} options)"
+[[ $config_only == 1 ]] && exit 0
+
+jobs=${KBUILD_JOBS:-$(nproc)}
+echo "build-kernel: building $name with -j$jobs"
+start=$(date +%s)
+if ! make -s ARCH=x86_64 -j"$jobs" bzImage > build.log 2>&1; then
+	tail -n 40 build.log >&2
+	echo "build-kernel: $name failed to build; log: $src/build.log" >&2
+	exit 1
+fi
+mkdir -p "$out"
+cp arch/x86/boot/bzImage .config "$out/"
+ln -sfn "$(basename "$out")" "$link"
+echo "build-kernel: $name built in $(( $(date +%s) - start ))s"
+
+# keep the newest tree of this name only; kernels are small, trees are not
+for old in "$top"/build/src/"$name"-*; do
+	[[ $old == "$src" ]] || rm -rf "$old"
+done

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Install what the build and the tests need from Debian's archive.
+# Idempotent: when everything is present it only asks dpkg and returns.
+set -euo pipefail
+
+PACKAGES=(
+	gcc make flex bison bc libelf-dev libssl-dev cpio xz-utils
+	busybox-static qemu-system-x86 e2fsprogs python3 python3-pytest
+	linux-source-6.12 libinih-dev libsystemd-dev pkg-config
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	[[ "$status" == ii* ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "deps: installing ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+	echo "deps: missing Debian packages: ${missing[*]}" >&2
+	echo "deps: run as root, or: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || { echo "deps: apt-get update failed" >&2; exit 1; }
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+	echo "deps: apt-get install ${missing[*]} failed" >&2
+	exit 1
+fi
