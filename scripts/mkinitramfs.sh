@@ -1,0 +1,45 @@
+#!/bin/bash
+# Build the test guest's initramfs: busybox, the test programs, the
+# project's binaries (with the shared libraries they need), and tests/guest/init.
+#
+#   scripts/mkinitramfs.sh OUT.cpio.gz
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: $0 OUT.cpio.gz}
+guest_bin=$top/build/guest
+root=$(mktemp -d "$top/build/initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib/coredam,proc,sys,dev,tmp,run,root,etc,scratch,job,results}
+cp /bin/busybox "$root/bin/busybox"
+for applet in $(/bin/busybox --list-full); do
+	[[ -e $root/$applet ]] || ln -s /bin/busybox "$root/$applet"
+done
+echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/false" >> "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+
+install -m 0755 "$top/tests/guest/init" "$root/init"
+install -m 0644 "$top/tests/guest/lib.sh" "$root/lib/coredam/lib.sh"
+for p in "$guest_bin"/*; do
+	[[ -f $p && -x $p ]] && install -m 0755 "$p" "$root/bin/"
+done
+
+# the project's own programs, with the libraries they link
+for p in coredamd coredamctl coredam-pipe; do
+	bin=$top/build/userspace/$p
+	[[ -x $bin ]] || continue
+	install -m 0755 "$bin" "$root/usr/sbin/$p"
+	for lib in $(ldd "$bin" 2>/dev/null | grep -o '/[^ ]*' || true); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+done
+if [[ -d $guest_bin/selftests ]]; then
+	mkdir -p "$root/selftests"
+	cp -a "$guest_bin/selftests/." "$root/selftests/"
+fi
+
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 > "$out.tmp"
+mv "$out.tmp" "$out"
