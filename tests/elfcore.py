@@ -1,0 +1,44 @@
+"""A small, independent reader of ELF core files, to check what the guest's
+corecheck says from the host side."""
+
+import struct
+
+ET_CORE = 4
+PT_LOAD, PT_NOTE = 1, 4
+NT_PRSTATUS, NT_PRPSINFO, NT_AUXV, NT_SIGINFO, NT_FILE = 1, 3, 6, 0x53494749, 0x46494c45
+
+
+def parse(data):
+    """Return {'type', 'machine', 'loads', 'load_bytes', 'notes': {type: count},
+    'pid', 'signal'}; raise ValueError for anything that is not a whole core."""
+    if data[:4] != b"\x7fELF":
+        raise ValueError("not an ELF file")
+    if data[4] != 2:
+        raise ValueError("not ELF64")
+    (e_type, e_machine, _ver, _entry, e_phoff, _shoff, _flags, _ehsize,
+     e_phentsize, e_phnum) = struct.unpack_from("<HHIQQQIHHH", data, 16)
+    if e_type != ET_CORE:
+        raise ValueError(f"e_type {e_type} is not ET_CORE")
+    out = {"type": e_type, "machine": e_machine, "loads": 0, "load_bytes": 0,
+           "notes": {}, "pid": None, "signal": None}
+    for i in range(e_phnum):
+        p_type, _flags, p_offset, _vaddr, _paddr, p_filesz, _memsz, _align = \
+            struct.unpack_from("<IIQQQQQQ", data, e_phoff + i * e_phentsize)
+        if p_offset + p_filesz > len(data):
+            raise ValueError(f"segment {i} runs past the end of the file")
+        if p_type == PT_LOAD:
+            out["loads"] += 1
+            out["load_bytes"] += p_filesz
+        elif p_type == PT_NOTE:
+            off, end = p_offset, p_offset + p_filesz
+            while off + 12 <= end:
+                namesz, descsz, ntype = struct.unpack_from("<III", data, off)
+                desc = off + 12 + ((namesz + 3) & ~3)
+                out["notes"][ntype] = out["notes"].get(ntype, 0) + 1
+                if ntype == NT_PRSTATUS and out["pid"] is None:
+                    # struct elf_prstatus: elf_siginfo (12), short pr_cursig,
+                    # pad, 2 x unsigned long, then pid_t pr_pid
+                    out["signal"] = struct.unpack_from("<h", data, desc + 12)[0]
+                    out["pid"] = struct.unpack_from("<i", data, desc + 32)[0]
+                off = desc + ((descsz + 3) & ~3)
+    return out

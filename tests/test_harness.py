@@ -1,0 +1,56 @@
+"""The harness itself: results come back through their own channel, and a
+broken kernel config, a panicking kernel and a hanging guest each fail
+clearly and specifically."""
+
+import subprocess
+
+import pytest
+
+import vm
+
+
+def test_results_channel(boot):
+    res = boot("echo hello > $RESULTS/greeting\n"
+               "cat /proc/sys/kernel/core_pattern > $RESULTS/pattern\n"
+               "grep -q ' /scratch ext4 ' /proc/mounts\n"
+               "cat /sys/fs/cgroup/cgroup.subtree_control > $RESULTS/controllers\n"
+               "exit 7\n",
+               sysctls={"kernel.core_pattern": "/scratch/core-%p-%s"})
+    assert res.rc == 7
+    assert res.text("greeting") == "hello\n"
+    assert res.text("pattern") == "/scratch/core-%p-%s\n"
+    assert {"io", "memory"} <= set(res.text("controllers").split())
+    assert "Linux version 6.12" in res.text("dmesg.txt")
+
+
+def test_failing_command_fails_the_job(boot):
+    # jobs run with `sh -e`: the first failing command ends the job
+    res = boot("false\necho not reached > $RESULTS/after\n", scratch=False)
+    assert res.rc == 1
+    assert not res.path("after").exists()
+
+
+def test_broken_fragment_option_is_named(tmp_path):
+    bad = tmp_path / "bad.config"
+    bad.write_text("CONFIG_COREDAM_NO_SUCH_OPTION=y\nCONFIG_EXT4_FS=m\n")
+    p = subprocess.run(["scripts/build-kernel.sh", "--config-only", "stock"],
+                       cwd=vm.TOP, env={"KFRAGMENT_EXTRA": str(bad),
+                                        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                       capture_output=True, text=True)
+    assert p.returncode == 3, p.stderr
+    assert "CONFIG_COREDAM_NO_SUCH_OPTION=y from bad.config did not survive" in p.stderr
+    assert "CONFIG_EXT4_FS=m from bad.config did not survive olddefconfig: " \
+        "CONFIG_EXT4_FS=y" in p.stderr
+
+
+def test_kernel_panic_is_reported(boot):
+    with pytest.raises(vm.GuestPanic) as e:
+        boot("echo 1 > /proc/sys/kernel/sysrq\necho c > /proc/sysrq-trigger\n",
+             scratch=False, timeout=300)
+    assert "sysrq triggered crash" in e.value.console
+
+
+def test_hanging_guest_is_reported(boot):
+    with pytest.raises(vm.GuestTimeout) as e:
+        boot("touch $RESULTS/started\nsleep 100000\n", scratch=False, timeout=60)
+    assert "running job" in e.value.console

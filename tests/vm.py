@@ -1,0 +1,269 @@
+"""Boot a test kernel under QEMU, run a job in the guest, get its results.
+
+    from vm import boot
+    res = boot(kernel="stock", script="crasher -m 8; true",
+               sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    res.rc, res.output, res.console, res.results_dir
+
+The guest is the busybox initramfs from scripts/mkinitramfs.sh. The job
+goes in on a disk with serial "coredam-job" (a tar: run.sh, sysctls, the
+files asked for) and comes back on a disk with serial "coredam-results"
+(a tar of $RESULTS with the job's exit status in rc). Nothing is read from
+the console but kernel splats: a panic, a WARN (panic_on_warn=1), a BUG or
+a hang are errors of their own, with the console log attached.
+
+The scratch disk is a fresh ext4 image whose writes QEMU throttles to
+disk_bps_write bytes a second, so that disk contention in the guest is real
+and repeatable from run to run.
+"""
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parent.parent
+BUILD = TOP / "build"
+KERNELS = BUILD / "kernels"
+INITRAMFS = BUILD / "initramfs.cpio.gz"
+LOGS = BUILD / "vm-logs"
+
+# Lines that mean the kernel is unhappy even when the job finished.
+SPLAT = re.compile(
+    r"(Kernel panic - not syncing|\bBUG: |WARNING: CPU: |"
+    r"INFO: task .* blocked for more than|watchdog: BUG: soft lockup|"
+    r"possible circular locking dependency|Oops: |general protection fault|"
+    r"UBSAN: |KASAN: |kmemleak: .* new suspected memory leaks)"
+)
+
+
+class GuestError(Exception):
+    """The guest did not give back a result; the console log tells why."""
+
+    def __init__(self, what, console, log_dir):
+        tail = "\n".join(console.splitlines()[-60:])
+        super().__init__(f"{what} (console log: {log_dir}/console.log)\n"
+                         f"--- last console lines ---\n{tail}")
+        self.console = console
+        self.log_dir = log_dir
+
+
+class GuestPanic(GuestError):
+    pass
+
+
+class GuestTimeout(GuestError):
+    pass
+
+
+class GuestKernelSplat(GuestError):
+    pass
+
+
+@dataclass
+class Result:
+    rc: int
+    output: str
+    console: str
+    results_dir: Path
+    log_dir: Path
+    wall_s: float
+    files: dict = field(default_factory=dict)
+
+    def path(self, name):
+        return self.results_dir / name
+
+    def text(self, name):
+        return (self.results_dir / name).read_text()
+
+    def json_lines(self, name):
+        """Every line of a results file that parses as JSON."""
+        out = []
+        for line in self.text(name).splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                out.append(json.loads(line))
+        return out
+
+
+def kernel_path(kernel, config="vm"):
+    if kernel in ("stock", "patched"):
+        p = KERNELS / f"{kernel}-{config}" / "bzImage"
+        if not p.exists():
+            raise FileNotFoundError(f"{p} missing: run 'make kernel' first")
+        return p
+    return Path(kernel)
+
+
+def _make_job(path, script, sysctls, files, scratch):
+    with tarfile.open(path, "w") as tar:
+        def add(name, data, mode=0o644):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = mode
+            tar.addfile(info, io.BytesIO(data))
+
+        add("run.sh", script.encode(), 0o755)
+        if sysctls:
+            lines = "".join(f"{k}={v}\n" for k, v in sysctls.items())
+            add("sysctls", lines.encode())
+        if not scratch:
+            add("no-scratch", b"")
+        for name, src in (files or {}).items():
+            if isinstance(src, (bytes, str)) and not isinstance(src, Path):
+                data = src.encode() if isinstance(src, str) else src
+                add(name, data, 0o755)
+            else:
+                tar.add(str(src), arcname=name)
+
+
+def _make_scratch(path, size_mb):
+    with open(path, "wb") as f:
+        f.truncate(size_mb << 20)
+    subprocess.run(
+        ["mkfs.ext4", "-q", "-F", "-L", "scratch",
+         "-E", "lazy_itable_init=0,lazy_journal_init=0", str(path)],
+        check=True)
+
+
+def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
+         timeout=600, mem="3G", smp=2, disk_mb=4096,
+         disk_bps_write=40_000_000, disk_bps_read=None, results_mb=256,
+         scratch=True, cmdline="", name=None, check_splat=True):
+    """Boot `kernel`, run `script` (busybox sh, `set -e`) in the guest.
+
+    Returns a Result; raises GuestPanic, GuestTimeout or GuestKernelSplat
+    when the guest gave no result or the kernel complained.
+    """
+    kpath = kernel_path(kernel, config)
+    if not INITRAMFS.exists():
+        raise FileNotFoundError(f"{INITRAMFS} missing: run 'make initramfs'")
+    name = name or os.environ.get("PYTEST_CURRENT_TEST", "vm").split(" ")[0]
+    log_dir = LOGS / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    shutil.rmtree(log_dir, ignore_errors=True)
+    log_dir.mkdir(parents=True)
+
+    work = Path(tempfile.mkdtemp(prefix="vm-", dir=BUILD))
+    try:
+        job = work / "job.tar"
+        _make_job(job, script, sysctls, files, scratch)
+        res_img = work / "results.img"
+        with open(res_img, "wb") as f:
+            f.truncate(results_mb << 20)
+        drives = [("coredam-job", job, "readonly=on"),
+                  ("coredam-results", res_img, "")]
+        if scratch:
+            img = work / "scratch.img"
+            _make_scratch(img, disk_mb)
+            throttle = f"throttling.bps-write={disk_bps_write}" if disk_bps_write else ""
+            if disk_bps_read:
+                throttle += f",throttling.bps-read={disk_bps_read}"
+            drives.insert(0, ("coredam-scratch", img, throttle.strip(",")))
+
+        console = log_dir / "console.log"
+        append = ("console=ttyS0 panic=-1 panic_on_warn=1 oops=panic "
+                  "rdinit=/init " + cmdline).strip()
+        cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=multi",
+               "-smp", str(smp), "-m", mem, "-no-reboot",
+               "-display", "none", "-monitor", "none",
+               "-serial", f"file:{console}",
+               "-kernel", str(kpath), "-initrd", str(INITRAMFS),
+               "-append", append]
+        for i, (serial, path, opts) in enumerate(drives):
+            spec = f"if=none,id=d{i},file={path},format=raw,cache=unsafe"
+            if opts:
+                spec += "," + opts
+            cmd += ["-drive", spec,
+                    "-device", f"virtio-blk-pci,drive=d{i},serial={serial}"]
+        (log_dir / "qemu-cmd.txt").write_text(" ".join(cmd) + "\n")
+
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            qemu_out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            text = console.read_text(errors="replace") if console.exists() else ""
+            raise GuestTimeout(f"guest did not finish within {timeout}s", text, log_dir)
+        wall = time.monotonic() - t0
+        text = console.read_text(errors="replace") if console.exists() else ""
+        if proc.returncode != 0:
+            raise GuestError(f"qemu exited with {proc.returncode}: "
+                             f"{qemu_out.decode(errors='replace')}", text, log_dir)
+
+        out_dir = log_dir / "results"
+        out_dir.mkdir()
+        got = False
+        try:
+            _extract(res_img, out_dir)
+            got = (out_dir / "rc").exists()
+        except tarfile.TarError:
+            pass
+        if not got:
+            if "Kernel panic" in text:
+                raise GuestPanic("kernel panicked before the job finished", text, log_dir)
+            raise GuestError("guest gave back no result", text, log_dir)
+        splat = SPLAT.search(text)
+        if check_splat and splat:
+            raise GuestKernelSplat(f"kernel reported '{splat.group(0)}'", text, log_dir)
+        rc = int((out_dir / "rc").read_text().strip())
+        output = (out_dir / "output.log").read_text(errors="replace") \
+            if (out_dir / "output.log").exists() else ""
+        return Result(rc=rc, output=output, console=text, results_dir=out_dir,
+                      log_dir=log_dir, wall_s=wall)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _extract(tar_path, dest):
+    """Extract regular files and directories of a guest's tar, refusing any
+    name that would land outside dest."""
+    dest = dest.resolve()
+    with tarfile.open(tar_path) as tar:
+        for m in tar:
+            target = (dest / m.name).resolve()
+            if target != dest and dest not in target.parents:
+                raise tarfile.TarError(f"unsafe name in results: {m.name}")
+            if m.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+            elif m.isfile():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with tar.extractfile(m) as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+
+
+def latency_stats(samples_us):
+    """p50, p99, max of a list of latencies in microseconds, as ms."""
+    if not samples_us:
+        return {"n": 0, "p50": float("nan"), "p99": float("nan"), "max": float("nan")}
+    s = sorted(samples_us)
+
+    def pct(p):
+        return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))] / 1000.0
+
+    return {"n": len(s), "p50": pct(50), "p99": pct(99), "max": s[-1] / 1000.0}
+
+
+def read_probe(path, start_ms=None, end_ms=None):
+    """Latencies (us) of probe samples that started within [start, end]."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        t, lat = int(parts[0]), int(parts[1])
+        if start_ms is not None and t < start_ms:
+            continue
+        if end_ms is not None and t > end_ms:
+            continue
+        out.append(lat)
+    return out
