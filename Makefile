@@ -1,0 +1,60 @@
+# coredam: kernel patch series, agent, and the harness that proves them.
+#
+#   make          build the userspace programs and the guest test programs
+#   make kernel   build the stock and the patched test kernels (cached)
+#   make test     everything CI runs: unit tests, kernel builds, VM tests
+#   make demo     the crash-storm demo (the main job)
+#   make clean    remove build/
+#
+# Every target that needs Debian packages installs the missing ones first.
+
+PYTHON    ?= /usr/bin/python3
+BUILD     := build
+GUEST_BIN := $(BUILD)/guest
+CC        ?= gcc
+GUEST_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -pthread
+GUEST_PROGS  := crasher corecheck probe pipewriter
+PYTEST_ARGS  ?=
+
+.PHONY: all deps userspace guest kernel kernel-stock kernel-patched initramfs \
+	check test test-unit test-vm demo clean
+
+all: deps userspace guest
+
+deps:
+	@scripts/deps.sh
+
+userspace: deps
+	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace; fi
+
+guest: $(addprefix $(GUEST_BIN)/,$(GUEST_PROGS))
+
+$(GUEST_BIN)/%: tests/guest/%.c tests/guest/pattern.h | deps
+	@mkdir -p $(GUEST_BIN)
+	$(CC) $(GUEST_CFLAGS) -o $@ $<
+
+kernel: kernel-stock kernel-patched
+
+kernel-stock: deps
+	@scripts/build-kernel.sh stock
+
+kernel-patched: deps
+	@scripts/build-kernel.sh patched
+
+initramfs: all
+	@scripts/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
+
+check test-unit: all
+	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace check; fi
+
+test-vm: kernel initramfs
+	$(PYTHON) -m pytest -v -rs tests $(PYTEST_ARGS)
+
+test: test-unit test-vm
+
+demo: kernel initramfs
+	$(PYTHON) tests/demo.py
+
+clean:
+	rm -rf $(BUILD)
+	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace clean; fi
