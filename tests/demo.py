@@ -14,13 +14,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import storm  # noqa: E402
 import vm  # noqa: E402
 
+# Until the agent does it: a dump cgroup limited to 30 MB/s of the disk's
+# 40, two dumps writing at a time. Each knob is set where the kernel has it.
 CORE_CGROUP = """
-echo "+io +memory" > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p /sys/fs/cgroup/coredump
 majmin=$(cat /sys/block/${SCRATCH_DEV#/dev/}/dev)
 echo "$majmin wbps=30000000" > /sys/fs/cgroup/coredump/io.max
-echo /coredump > /proc/sys/kernel/core_cgroup
-echo 2 > /proc/sys/kernel/core_max_concurrency
+for knob in core_cgroup=/coredump core_max_concurrency=2; do
+    f=/proc/sys/kernel/${knob%%=*}
+    if [ -e $f ]; then echo ${knob#*=} > $f; else echo "kernel lacks $f" >> $RESULTS/missing; fi
+done
 """
 
 

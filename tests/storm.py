@@ -50,12 +50,12 @@ def run(setup_name, kernel, setup_script="", sysctls=None, crashes=16, mb=64,
                   disk_bps_write=disk_bps_write, name=f"storm-{setup_name}")
     if res.rc != 0:
         raise RuntimeError(f"storm job failed (rc {res.rc}):\n{res.output}")
-    start, end = (int(x) for x in res.text("storm.times").split())
-    # idle: the probe's samples before the storm, skipping its first second
+    prep, start, end = (int(x) for x in res.text("storm.times").split())
+    # idle: the probe's samples before the crashers start, but its first second
     samples = [(int(t), int(l)) for t, l in
                (line.split() for line in res.text("probe.txt").splitlines())]
-    t0 = samples[0][0] if samples else start
-    idle = vm.latency_stats([l for t, l in samples if t0 + 1000 <= t < start])
+    t0 = samples[0][0] if samples else prep
+    idle = vm.latency_stats([l for t, l in samples if t0 + 1000 <= t < prep])
     storm = vm.latency_stats([l for t, l in samples if start <= t <= end])
     cores = res.json_lines("cores.json") if res.path("cores.json").exists() else []
     stats = res.text("stats").strip() if res.path("stats").exists() else ""

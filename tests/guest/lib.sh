@@ -2,11 +2,13 @@
 
 # storm N MB [DIR]: start N crashers of MB MiB each, wait until all have
 # filled their memory, let them crash at the same moment and wait for them.
-# Their pids go to $RESULTS/storm.pids; the start and end times in ms to
-# $RESULTS/storm.times.
+# Their pids go to $RESULTS/storm.pids; to $RESULTS/storm.times go three
+# times in ms: before the crashers start filling memory, when they crash,
+# when the last has exited.
 storm() {
 	n=$1 mb=$2 dir=${3:-/tmp/storm.$$}
 	mkdir -p "$dir"
+	prep=$(now_ms)
 	rm -f "$dir"/go "$dir"/ready.*
 	pids=""
 	i=0
@@ -24,7 +26,7 @@ storm() {
 	for p in $pids; do
 		wait "$p" || true
 	done
-	echo "$start $(now_ms)" > "$RESULTS/storm.times"
+	echo "$prep $start $(now_ms)" > "$RESULTS/storm.times"
 }
 
 # now_ms: CLOCK_MONOTONIC in milliseconds, as probe's timestamps
