@@ -52,5 +52,5 @@ def test_kernel_panic_is_reported(boot):
 
 def test_hanging_guest_is_reported(boot):
     with pytest.raises(vm.GuestTimeout) as e:
-        boot("touch $RESULTS/started\nsleep 100000\n", scratch=False, timeout=60)
+        boot("touch $RESULTS/started\nsleep 100000\n", scratch=False, timeout=30)
     assert "running job" in e.value.console
