@@ -2,6 +2,9 @@
 #
 #   make          build the userspace programs and the guest test programs
 #   make kernel   build the stock and the patched test kernels (cached)
+#   make kernel-debug  the patched kernel with lockdep, kmemleak and friends
+#   make compile-check the series built with cgroups, blk-cgroup, sysctl or
+#                 coredump support switched off
 #   make test     everything CI runs: unit tests, kernel builds, VM tests
 #   make demo     the crash-storm demo (the main job)
 #   make clean    remove build/
@@ -16,8 +19,8 @@ GUEST_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -pthread
 GUEST_PROGS  := crasher corecheck probe pipewriter
 PYTEST_ARGS  ?=
 
-.PHONY: all deps userspace guest kernel kernel-stock kernel-patched initramfs \
-	check test test-unit test-vm demo clean
+.PHONY: all deps userspace guest kernel kernel-stock kernel-patched kernel-debug \
+	compile-check initramfs check test test-unit test-vm test-debug demo clean
 
 all: deps userspace guest
 
@@ -25,7 +28,7 @@ deps:
 	@scripts/deps.sh
 
 userspace: deps
-	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace; fi
+	@if [ -f userspace/Makefile ]; then $(MAKE) --no-print-directory -C userspace; fi
 
 guest: $(addprefix $(GUEST_BIN)/,$(GUEST_PROGS))
 
@@ -41,16 +44,26 @@ kernel-stock: deps
 kernel-patched: deps
 	@scripts/build-kernel.sh patched
 
+kernel-debug: deps
+	@scripts/build-kernel.sh patched debug
+
+compile-check: kernel-patched
+	@scripts/compile-check.sh
+
 initramfs: all
 	@scripts/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
 
 check test-unit: all
-	@if [ -f userspace/Makefile ]; then $(MAKE) -C userspace check; fi
+	@if [ -f userspace/Makefile ]; then $(MAKE) --no-print-directory -C userspace check; fi
 
 test-vm: kernel initramfs
 	$(PYTHON) -m pytest -v -rs tests $(PYTEST_ARGS)
 
-test: test-unit test-vm
+# the kernel series' VM tests again, on the kernel with every checker on
+test-debug: kernel-debug initramfs
+	COREDAM_KERNEL=patched-debug $(PYTHON) -m pytest -v -rs tests/test_kernel_series.py $(PYTEST_ARGS)
+
+test: test-unit compile-check test-vm test-debug
 
 demo: kernel initramfs
 	$(PYTHON) tests/demo.py

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef COREDAMCTL_H
+#define COREDAMCTL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "dumps.h"
+#include "roots.h"
+#include "sysctl.h"
+
+/* Exit codes, documented in coredamctl(8). */
+enum {
+	CTL_EXIT_OK = 0,
+	CTL_EXIT_FAIL = 1,	/* the request failed, or doctor found a problem */
+	CTL_EXIT_USAGE = 2,
+	CTL_EXIT_NO_AGENT = 3,	/* set: the agent is not running */
+};
+
+struct ctl {
+	struct coredam_roots roots;
+	char config_file[PATH_MAX], dropin_dir[PATH_MAX], socket[PATH_MAX];
+	struct coredam_config cfg;
+	bool cfg_ok;
+	char cfg_error[700];
+};
+
+/* What status and watch show. */
+struct ctl_status {
+	struct coredam_kernel_support kern;
+	bool have_stats;
+	struct coredam_stats stats;
+	char core_pattern[1024], core_cgroup[PATH_MAX];
+	char agent[16384];	/* the agent's STATUS answer, "" if not running */
+	char agent_error[256];
+	char cgroup[PATH_MAX];
+	char io_max[2048];
+	char memory_high[32];
+	struct coredam_dump *dumps;
+	size_t n_dumps;
+	double *rates;			/* bytes/s per dump, sampled over a short interval */
+};
+
+void ctl_usage(FILE *f);
+int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms);
+void ctl_status_free(struct ctl_status *s);
+/* value of "key=" in the agent's answer, or NULL */
+const char *ctl_agent_get(const struct ctl_status *s, const char *key, char *buf, size_t size);
+
+int cmd_status(struct ctl *c, int argc, char **argv);
+int cmd_watch(struct ctl *c, int argc, char **argv);
+int cmd_set(struct ctl *c, int argc, char **argv);
+int cmd_doctor(struct ctl *c, int argc, char **argv);
+
+#endif

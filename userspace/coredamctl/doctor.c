@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredamctl doctor: check everything the feature needs, say what to fix. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+
+#include "cgroup.h"
+#include "control.h"
+#include "ctl.h"
+#include "devices.h"
+#include "space.h"
+#include "util.h"
+
+static int fails, warns;
+
+__attribute__((format(printf, 2, 3)))
+static void report(int level, const char *fmt, ...)
+{
+	static const char *const tag[] = { "[ OK ]", "[WARN]", "[FAIL]" };
+	va_list ap;
+
+	if (level == 1)
+		warns++;
+	if (level == 2)
+		fails++;
+	printf("%s ", tag[level]);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static bool has_word(const char *list, const char *w)
+{
+	size_t l = strlen(w);
+
+	for (const char *p = list; (p = strstr(p, w)); p += l)
+		if ((p == list || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\n' || p[l] == '\0'))
+			return true;
+	return false;
+}
+
+static void check_delegation(struct ctl *c, int rootfd)
+{
+	char rel[PATH_MAX], dir[PATH_MAX] = "";
+	const char *p;
+
+	snprintf(rel, sizeof(rel), "%s", c->cfg.cgroup + strspn(c->cfg.cgroup, "/"));
+	p = rel;
+	for (;;) {
+		_cleanup_free_ char *avail = NULL, *en = NULL;
+		char f[PATH_MAX + 32];
+		const char *slash;
+
+		snprintf(f, sizeof(f), "%s/cgroup.controllers", *dir ? dir : ".");
+		if (read_file_at(rootfd, f, 4096, &avail) < 0) {
+			report(2, "%s/%s: cannot read", c->roots.cgroup, f);
+			return;
+		}
+		snprintf(f, sizeof(f), "%s/cgroup.subtree_control", *dir ? dir : ".");
+		if (read_file_at(rootfd, f, 4096, &en) < 0)
+			en = strdup("");
+		for (int i = 0; i < 2; i++) {
+			const char *ctrl = i ? "memory" : "io";
+
+			if (has_word(en, ctrl))
+				continue;
+			if (has_word(avail, ctrl))
+				report(1, "%s%s%s/cgroup.subtree_control lacks +%s (coredamd enables it; or: echo +%s > that file)",
+				       c->roots.cgroup, *dir ? "/" : "", dir, ctrl, ctrl);
+			else
+				report(2, "%s/%s: controller %s not available (not delegated by the parent)", c->roots.cgroup,
+				       dir, ctrl);
+		}
+		slash = strchr(p, '/');
+		if (!slash)
+			break;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
+		p = slash + 1;
+	}
+}
+
+int cmd_doctor(struct ctl *c, int argc, char **argv)
+{
+	struct coredam_kernel_support k;
+	struct coredam_core_pattern cp;
+	char pattern[1024] = "", v[PATH_MAX], resp[256];
+	_cleanup_close_ int rootfd = -1;
+	const char *dest = NULL;
+	int r;
+
+	if (argc > 1) {
+		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+			ctl_usage(stdout);
+			return CTL_EXIT_OK;
+		}
+		fprintf(stderr, "coredamctl doctor: unexpected argument \"%s\"\n", argv[1]);
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	fails = warns = 0;
+
+	/* configuration */
+	if (c->cfg_ok)
+		report(0, "configuration %s (and %s/*.conf) is valid", c->config_file, c->dropin_dir);
+	else
+		report(2, "configuration: %s", c->cfg_error);
+
+	/* kernel */
+	r = coredam_kernel_probe(&c->roots, &k);
+	if (r < 0) {
+		report(2, "%s/sys/kernel: %s", c->roots.proc, strerror(-r));
+	} else if (coredam_kernel_full(&k)) {
+		report(0, "kernel has core_cgroup, the admission queue, the writeback window and core_dump_stats");
+	} else {
+		report(c->cfg.require_kernel_support ? 2 : 1,
+		       "kernel lacks the coredam patches (no %s/sys/kernel/%s): dumpers are not moved into %s, not queued, "
+		       "not counted; install the patched kernel",
+		       c->roots.proc, !k.core_cgroup ? "core_cgroup" : !k.core_max_concurrency ? "core_max_concurrency" : "core_dump_stats",
+		       c->cfg.cgroup);
+	}
+
+	/* cgroup v2 and delegation */
+	r = open_dir_at(AT_FDCWD, c->roots.cgroup, &rootfd);
+	if (r < 0 || faccessat(rootfd, "cgroup.controllers", F_OK, 0) < 0) {
+		report(2, "cgroup v2 is not mounted at %s (mount -t cgroup2 none %s)", c->roots.cgroup, c->roots.cgroup);
+	} else {
+		int cg;
+
+		report(0, "cgroup v2 mounted at %s", c->roots.cgroup);
+		check_delegation(c, rootfd);
+		if (coredam_cg_open(rootfd, c->cfg.cgroup, false, &cg) == 0) {
+			struct coredam_cg_fault f = { 0 };
+
+			if (coredam_cg_check_files(rootfd, c->cfg.cgroup, &f) < 0)
+				report(2, "%s%s: %s", c->roots.cgroup, f.path, f.what);
+			else
+				report(0, "dump cgroup %s exists with io.max and memory.high", c->cfg.cgroup);
+			close(cg);
+		} else {
+			report(1, "dump cgroup %s does not exist yet (coredamd creates it)", c->cfg.cgroup);
+		}
+		if (k.core_cgroup) {
+			char cur[PATH_MAX] = "";
+
+			coredam_sysctl_read(&c->roots, "kernel.core_cgroup", cur, sizeof(cur));
+			if (strcmp(cur, c->cfg.cgroup) == 0)
+				report(0, "kernel.core_cgroup = %s", cur);
+			else
+				report(1, "kernel.core_cgroup is \"%s\", the configuration says %s (is coredamd running?)", cur,
+				       c->cfg.cgroup);
+		}
+	}
+
+	/* destination */
+	coredam_sysctl_read(&c->roots, "kernel.core_pattern", pattern, sizeof(pattern));
+	if (c->cfg.destination[0]) {
+		dest = c->cfg.destination;
+	} else if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.dir_known) {
+		dest = cp.dir;
+		if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup)
+			report(1, "pipe core_pattern on a stock kernel: the helper %s starts in the root cgroup; "
+				  "only a service manager can place it in %s", cp.helper, c->cfg.cgroup);
+	} else {
+		report(2, "core destination unknown for core_pattern \"%s\": %s", pattern,
+		       coredam_core_pattern_parse(pattern, &cp) == 0 ? cp.note : "cannot parse");
+	}
+	if (dest) {
+		struct coredam_dev_info d;
+		struct coredam_space sp;
+
+		r = coredam_dev_resolve_path(&c->roots, dest, &d);
+		if (r < 0)
+			report(2, "destination %s: no filesystem found in %s/self/mountinfo: %s", dest, c->roots.proc,
+			       strerror(-r));
+		else if (!d.throttleable)
+			report(2, "destination %s: %s", dest, d.reason);
+		else {
+			report(0, "destination %s on %s (%s): io.max names %u:%u (%s, %s)", dest, d.mountpoint, d.fstype,
+			       d.major, d.minor, d.name, coredam_dev_kind_str(d.kind));
+			if (d.cgroup_writeback)
+				report(0, "%s supports cgroup writeback: buffered core writes are throttled", d.fstype);
+			else
+				report(2, "%s does not support cgroup writeback: io.max cannot throttle buffered core writes "
+					  "(use ext4, xfs, btrfs, f2fs or ext2)", d.fstype);
+		}
+		if (coredam_space_check(&c->cfg, dest, &sp) == 0) {
+			char b1[16], b2[16];
+
+			report(sp.below ? 2 : 0, "free space at %s: %s (floor %s)%s", dest,
+			       format_size(b1, sizeof(b1), sp.free_bytes), format_size(b2, sizeof(b2), sp.floor_bytes),
+			       sp.below ? ": below the floor, new dumps are skipped; free space or lower FreeSpaceFloor=" : "");
+		} else {
+			report(1, "cannot statvfs %s: %m", dest);
+		}
+	}
+
+	/* PSI for adaptive mode */
+	snprintf(v, sizeof(v), "%s/pressure/io", c->roots.proc);
+	if (access(v, R_OK) == 0)
+		report(0, "pressure stall information available (%s)", v);
+	else
+		report(c->cfg.mode == COREDAM_MODE_ADAPTIVE ? 2 : 1,
+		       "%s missing: adaptive mode needs CONFIG_PSI=y (and psi=1 if CONFIG_PSI_DEFAULT_DISABLED)", v);
+
+	/* agent */
+	r = coredam_ctl_call(c->socket, "PING", resp, sizeof(resp));
+	if (r >= 0 && strncmp(resp, "OK", 2) == 0)
+		report(0, "coredamd answers on %s", c->socket);
+	else
+		report(1, "coredamd not reachable on %s: %s", c->socket, r < 0 ? strerror(-r) : resp);
+
+	printf("\n%d problem(s), %d warning(s)\n", fails, warns);
+	return fails ? CTL_EXIT_FAIL : CTL_EXIT_OK;
+}

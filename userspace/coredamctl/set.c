@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredamctl set [--persist] NAME VALUE */
+#include <getopt.h>
+#include <limits.h>
+
+#include "control.h"
+#include "ctl.h"
+#include "util.h"
+
+#define DROPIN_NAME "50-coredamctl.conf"
+
+int cmd_set(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "persist", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' }, {} };
+	char req[COREDAM_CTL_REQ_MAX], resp[1024], err[400], dropin[PATH_MAX];
+	struct coredam_config tmp = c->cfg;
+	const char *section, *key, *name, *value;
+	bool persist = false;
+	int o, r;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+ph", opts, NULL)) >= 0) {
+		if (o == 'p') {
+			persist = true;
+		} else if (o == 'h') {
+			ctl_usage(stdout);
+			return CTL_EXIT_OK;
+		} else {
+			ctl_usage(stderr);
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "coredamctl set: expected NAME VALUE\n");
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	name = argv[optind];
+	value = argv[optind + 1];
+	if (coredam_ctl_set_key(name, &section, &key) < 0) {
+		fprintf(stderr, "coredamctl set: unknown setting \"%s\"\n", name);
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	/* check the value here, so that a bad one is named even without an agent */
+	if (!*value || strpbrk(value, " \t\n") || coredam_config_set(&tmp, section, key, value, err, sizeof(err)) < 0) {
+		if (!*value || strpbrk(value, " \t\n"))
+			snprintf(err, sizeof(err), "%s=\"%s\": empty or contains white space", key, value);
+		fprintf(stderr, "coredamctl set %s: %s\n", name, err);
+		return CTL_EXIT_USAGE;
+	}
+	if (persist) {
+		r = path_join(dropin, sizeof(dropin), c->dropin_dir, DROPIN_NAME);
+		if (r >= 0)
+			r = coredam_dropin_set(dropin, section, key, value);
+		if (r < 0) {
+			fprintf(stderr, "coredamctl: cannot write %s: %s\n", dropin, strerror(-r));
+			return CTL_EXIT_FAIL;
+		}
+		printf("persisted [%s] %s=%s in %s\n", section, key, value, dropin);
+	}
+	r = xsnprintf(req, sizeof(req), "SET %s %s", name, value);
+	if (r < 0) {
+		fprintf(stderr, "coredamctl set: value \"%s\" too long\n", value);
+		return CTL_EXIT_USAGE;
+	}
+	r = coredam_ctl_call(c->socket, req, resp, sizeof(resp));
+	if (r < 0) {
+		fprintf(stderr, "coredamctl: agent not reachable at %s: %s%s\n", c->socket, strerror(-r),
+			persist ? " (the drop-in takes effect when coredamd starts or reloads)" : "");
+		return CTL_EXIT_NO_AGENT;
+	}
+	if (strncmp(resp, "OK", 2) != 0) {
+		fprintf(stderr, "coredamctl: agent refused %s=%s: %s", name, value, resp + (strncmp(resp, "ERR ", 4) ? 0 : 4));
+		return CTL_EXIT_FAIL;
+	}
+	printf("%s", resp + 3);
+	if (!persist)
+		printf("(runtime only: lost on reload or restart; use --persist to keep it)\n");
+	return CTL_EXIT_OK;
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredamctl status [--json] */
+#include <getopt.h>
+#include <inttypes.h>
+
+#include "ctl.h"
+#include "util.h"
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void print_json(struct ctl *c, struct ctl_status *s)
+{
+	char v[PATH_MAX];
+	bool first = true;
+
+	printf("{\n  \"kernel\": {\"supported\": %s, \"core_cgroup\": %s, \"core_max_concurrency\": %s, "
+	       "\"core_max_waiting\": %s, \"core_wait_timeout_ms\": %s, \"core_writeback_window\": %s, "
+	       "\"core_dump_stats\": %s},\n",
+	       coredam_kernel_full(&s->kern) ? "true" : "false", s->kern.core_cgroup ? "true" : "false",
+	       s->kern.core_max_concurrency ? "true" : "false", s->kern.core_max_waiting ? "true" : "false",
+	       s->kern.core_wait_timeout_ms ? "true" : "false", s->kern.core_writeback_window ? "true" : "false",
+	       s->kern.core_dump_stats ? "true" : "false");
+	printf("  \"core_pattern\": ");
+	json_str(stdout, s->core_pattern);
+	printf(",\n  \"agent\": {\"running\": %s", s->agent[0] ? "true" : "false");
+	if (!s->agent[0]) {
+		printf(", \"error\": ");
+		json_str(stdout, s->agent_error);
+	} else {
+		static const char *const num[] = { "agent_pid", "write_bps", "read_bps", "concurrency", "queue_cap",
+						   "wait_timeout_ms", "floor_bps", "ceiling_bps", "foreground_pressure",
+						   "space_below", "free_bytes", "floor_bytes", "budget_changes",
+						   "reloads", "reload_failures" };
+		static const char *const str[] = { "mode", "config", "last_reload", "destination" };
+
+		for (size_t i = 0; i < ELEMENTSOF(num); i++)
+			if (ctl_agent_get(s, num[i], v, sizeof(v)))
+				printf(", \"%s\": %s", num[i], v);
+		for (size_t i = 0; i < ELEMENTSOF(str); i++)
+			if (ctl_agent_get(s, str[i], v, sizeof(v))) {
+				printf(", \"%s\": ", str[i]);
+				json_str(stdout, v);
+			}
+	}
+	printf("},\n  \"cgroup\": ");
+	json_str(stdout, s->cgroup);
+	printf(",\n  \"io_max\": [");
+	for (const char *p = s->io_max; *p;) {
+		size_t len = strcspn(p, "\n");
+
+		if (len) {
+			snprintf(v, sizeof(v), "%.*s", (int)len, p);
+			printf("%s", first ? "" : ", ");
+			json_str(stdout, v);
+			first = false;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	printf("],\n  \"memory_high\": ");
+	json_str(stdout, s->memory_high);
+	printf(",\n  \"counters\": ");
+	if (s->have_stats) {
+		printf("{");
+		for (int i = 0; i < COREDAM_STATS_N; i++)
+			printf("%s\"%s\": %" PRIu64, i ? ", " : "", coredam_stat_names[i], s->stats.v[i]);
+		printf("}");
+	} else {
+		printf("null");
+	}
+	printf(",\n  \"dumps\": [");
+	for (size_t i = 0; i < s->n_dumps; i++) {
+		printf("%s\n    {\"pid\": %d, \"exe\": ", i ? "," : "", (int)s->dumps[i].pid);
+		json_str(stdout, s->dumps[i].exe[0] ? s->dumps[i].exe : s->dumps[i].comm);
+		printf(", \"state\": \"%s\", \"bytes\": %" PRIu64 ", \"rate_bps\": %.0f}",
+		       coredam_dump_state_str(s->dumps[i].state), s->dumps[i].write_bytes, s->rates[i]);
+	}
+	printf("%s]\n}\n", s->n_dumps ? "\n  " : "");
+	(void)c;
+}
+
+static void print_human(struct ctl *c, struct ctl_status *s)
+{
+	char v[PATH_MAX], b1[16], b2[16];
+
+	printf("Kernel:       %s\n", coredam_kernel_full(&s->kern) ? "coredam support present"
+				 : "stock (no core_cgroup/admission queue): limited to cgroup and io.max setup");
+	printf("core_pattern: %s\n", s->core_pattern);
+	if (s->agent[0]) {
+		printf("Agent:        running (pid %s)", ctl_agent_get(s, "agent_pid", v, sizeof(v)) ?: "?");
+		printf(", config %s", ctl_agent_get(s, "config", v, sizeof(v)) ?: "?");
+		if (ctl_agent_get(s, "last_reload", v, sizeof(v)) && strcmp(v, "ok") != 0 && strcmp(v, "none") != 0)
+			printf("\n              last reload refused: %s", v);
+		printf("\n");
+		printf("Mode:         %s\n", ctl_agent_get(s, "mode", v, sizeof(v)) ?: "?");
+		{
+			uint64_t w = 0;
+
+			if (ctl_agent_get(s, "write_bps", v, sizeof(v)))
+				w = strtoull(v, NULL, 10);
+			printf("Budget:       write %s/s, ", w ? format_size(b1, sizeof(b1), w) : "unlimited");
+		}
+		printf("%s at once, queue cap %s, wait timeout %s ms\n",
+		       ctl_agent_get(s, "concurrency", v, sizeof(v)) ?: "?",
+		       ctl_agent_get(s, "queue_cap", b1, sizeof(b1)) ?: "?",
+		       ctl_agent_get(s, "wait_timeout_ms", b2, sizeof(b2)) ?: "?");
+		printf("Pressure:     foreground %s\n", ctl_agent_get(s, "foreground_pressure", v, sizeof(v)) ?: "?");
+		printf("Destination:  %s", ctl_agent_get(s, "destination", v, sizeof(v)) ?: "");
+		if (ctl_agent_get(s, "space_below", v, sizeof(v)) && strcmp(v, "1") == 0)
+			printf(" (BELOW FREE-SPACE FLOOR: new dumps skipped)");
+		printf("\n");
+		for (const char *p = s->agent; (p = strstr(p, "\ndevice=")); p++)
+			printf("Device:       %.*s\n", (int)strcspn(p + 8, "\n"), p + 8);
+	} else {
+		printf("Agent:        not running (%s)\n", s->agent_error);
+	}
+	if (!c->cfg_ok)
+		printf("Config:       %s\n", c->cfg_error);
+	printf("Cgroup:       %s (memory.high %s)\n", s->cgroup, s->memory_high[0] ? s->memory_high : "-");
+	printf("io.max:       %s", s->io_max[0] ? "" : "(none)\n");
+	for (const char *p = s->io_max; *p;) {
+		size_t len = strcspn(p, "\n");
+
+		if (len)
+			printf("%s%.*s\n", p == s->io_max ? "" : "              ", (int)len, p);
+		p += len;
+		if (*p)
+			p++;
+	}
+	if (s->have_stats) {
+		const uint64_t *x = s->stats.v;
+
+		printf("Counters:     started %" PRIu64 ", admitted %" PRIu64 ", completed %" PRIu64 ", failed %" PRIu64 "\n",
+		       x[COREDAM_STAT_STARTED], x[COREDAM_STAT_ADMITTED], x[COREDAM_STAT_COMPLETED], x[COREDAM_STAT_FAILED]);
+		printf("              skipped: full %" PRIu64 ", timeout %" PRIu64 ", killed %" PRIu64 ", pipe limit %" PRIu64
+		       "; unmoved %" PRIu64 "; %s written\n",
+		       x[COREDAM_STAT_SKIPPED_FULL], x[COREDAM_STAT_SKIPPED_TIMEOUT], x[COREDAM_STAT_SKIPPED_KILLED],
+		       x[COREDAM_STAT_SKIPPED_PIPE_LIMIT], x[COREDAM_STAT_UNMOVED],
+		       format_size(b1, sizeof(b1), x[COREDAM_STAT_BYTES]));
+		printf("Now:          %" PRIu64 " writing, %" PRIu64 " waiting\n", x[COREDAM_STAT_ACTIVE],
+		       x[COREDAM_STAT_WAITING]);
+	} else {
+		printf("Counters:     unavailable (no kernel.core_dump_stats)\n");
+	}
+	if (s->n_dumps) {
+		printf("\n%8s  %-8s  %10s  %10s  %s\n", "PID", "STATE", "WRITTEN", "RATE", "EXECUTABLE");
+		for (size_t i = 0; i < s->n_dumps; i++)
+			printf("%8d  %-8s  %10s  %8s/s  %s\n", (int)s->dumps[i].pid,
+			       coredam_dump_state_str(s->dumps[i].state),
+			       format_size(b1, sizeof(b1), s->dumps[i].write_bytes),
+			       format_size(b2, sizeof(b2), (uint64_t)s->rates[i]),
+			       s->dumps[i].exe[0] ? s->dumps[i].exe : s->dumps[i].comm);
+	}
+}
+
+int cmd_status(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {} };
+	struct ctl_status s;
+	bool json = false;
+	int o, r;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+jh", opts, NULL)) >= 0) {
+		if (o == 'j') {
+			json = true;
+		} else if (o == 'h') {
+			ctl_usage(stdout);
+			return CTL_EXIT_OK;
+		} else {
+			ctl_usage(stderr);
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "coredamctl status: unexpected argument \"%s\"\n", argv[optind]);
+		ctl_usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	r = ctl_collect(c, &s, 300);
+	if (r < 0) {
+		fprintf(stderr, "coredamctl: cannot read %s: %s\n", c->roots.proc, strerror(-r));
+		ctl_status_free(&s);
+		return CTL_EXIT_FAIL;
+	}
+	if (json)
+		print_json(c, &s);
+	else
+		print_human(c, &s);
+	ctl_status_free(&s);
+	return CTL_EXIT_OK;
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredamd: set up the dump cgroup, the devices and the kernel knobs. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "agent.h"
+#include "cgroup.h"
+#include "control.h"
+#include "log.h"
+#include "util.h"
+
+static const char *const owned_sysctls[] = {
+	"kernel.core_cgroup",
+	"kernel.core_max_concurrency",
+	"kernel.core_max_waiting",
+	"kernel.core_wait_timeout_ms",
+	"kernel.core_writeback_window",
+};
+
+int agent_check_kernel(struct agent *a)
+{
+	struct coredam_kernel_support *k = &a->kern;
+	int r;
+
+	r = coredam_kernel_probe(&a->roots, k);
+	if (r < 0) {
+		log_error("cannot read %s/sys/kernel: %s", a->roots.proc, strerror(-r));
+		return r;
+	}
+	a->m.kernel_full = coredam_kernel_full(k);
+	if (a->m.kernel_full) {
+		log_info("kernel support: complete (core_cgroup, admission queue, writeback window, statistics)");
+		return 0;
+	}
+	log_warning("kernel support: incomplete; this kernel lacks the coredam patches. What that means:");
+	if (!k->core_cgroup)
+		log_warning("  %s/sys/kernel/core_cgroup missing: crashing tasks are not moved into the dump cgroup; "
+			    "only pipe helpers that a service manager starts in it (systemd-coredump with the slice drop-in) are throttled",
+			    a->roots.proc);
+	if (!k->core_max_concurrency || !k->core_max_waiting || !k->core_wait_timeout_ms)
+		log_warning("  core_max_concurrency/core_max_waiting/core_wait_timeout_ms missing: dumps are not queued; "
+			    "concurrency, queue cap and wait timeout are not enforced, and the space guard can only warn");
+	if (!k->core_writeback_window)
+		log_warning("  core_writeback_window missing: file-mode dumps may pile up dirty page cache");
+	if (!k->core_dump_stats)
+		log_warning("  core_dump_stats missing: no dump counters in metrics and status");
+	if (a->cfg.require_kernel_support) {
+		log_error("RequireKernelSupport=yes in the configuration and the kernel lacks support: exiting");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int agent_setup_cgroup(struct agent *a)
+{
+	struct coredam_cg_fault f = { 0 };
+	bool existed;
+	int r;
+
+	if (a->cgroot_fd < 0) {
+		r = open_dir_at(AT_FDCWD, a->roots.cgroup, &a->cgroot_fd);
+		if (r < 0) {
+			log_error("cannot open cgroup root %s: %s", a->roots.cgroup, strerror(-r));
+			return r;
+		}
+	}
+	if (faccessat(a->cgroot_fd, "cgroup.controllers", F_OK, 0) < 0) {
+		log_error("%s/cgroup.controllers missing: cgroup v2 is not mounted at %s", a->roots.cgroup,
+			  a->roots.cgroup);
+		return -ENOTSUP;
+	}
+	r = coredam_cg_enable_controllers(a->cgroot_fd, a->cfg.cgroup, &f);
+	if (r < 0) {
+		log_error("cannot delegate io and memory to %s: %s%s: %s", a->cfg.cgroup, a->roots.cgroup, f.path,
+			  f.what);
+		return r;
+	}
+	{
+		int fd;
+
+		existed = coredam_cg_open(a->cgroot_fd, a->cfg.cgroup, false, &fd) == 0;
+		if (existed)
+			close(fd);
+	}
+	if (a->cg_fd >= 0)
+		close(a->cg_fd);
+	a->cg_fd = -1;
+	r = coredam_cg_open(a->cgroot_fd, a->cfg.cgroup, true, &a->cg_fd);
+	if (r < 0) {
+		log_error("cannot create cgroup %s%s: %s", a->roots.cgroup, a->cfg.cgroup, strerror(-r));
+		return r;
+	}
+	r = coredam_cg_check_files(a->cgroot_fd, a->cfg.cgroup, &f);
+	if (r < 0) {
+		log_error("%s%s: %s", a->roots.cgroup, f.path, f.what);
+		return r;
+	}
+	r = coredam_cg_write_memory_high(a->cg_fd, a->cfg.memory_high);
+	if (r < 0) {
+		log_error("cannot write %s%s/memory.high: %s", a->roots.cgroup, a->cfg.cgroup, strerror(-r));
+		return r;
+	}
+	snprintf(a->cg_path, sizeof(a->cg_path), "%s", a->cfg.cgroup);
+	if (a->events_fd >= 0)
+		close(a->events_fd);
+	a->events_fd = openat(a->cg_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	log_info("cgroup %s %s event=cgroup-ready memory_high=%" PRIu64, a->cfg.cgroup,
+		 existed ? "adopted" : "created", a->cfg.memory_high);
+	return 0;
+}
+
+static void add_dev(struct agent *a, const struct coredam_dev_info *d)
+{
+	for (size_t i = 0; i < a->n_devs; i++)
+		if (a->devs[i].major == d->major && a->devs[i].minor == d->minor)
+			return;
+	if (a->n_devs < MAX_DEVS)
+		a->devs[a->n_devs++] = *d;
+}
+
+void agent_resolve_devices(struct agent *a)
+{
+	char *save = NULL, *tok, list[sizeof(a->cfg.devices)];
+	int r;
+
+	a->n_devs = 0;
+	a->dest_known = false;
+	r = coredam_sysctl_read(&a->roots, "kernel.core_pattern", a->core_pattern, sizeof(a->core_pattern));
+	if (r < 0) {
+		log_warning("cannot read kernel.core_pattern: %s", strerror(-r));
+		a->core_pattern[0] = '\0';
+	}
+	if (a->cfg.destination[0]) {
+		snprintf(a->dest, sizeof(a->dest), "%s", a->cfg.destination);
+		a->dest_known = true;
+	} else if (coredam_core_pattern_parse(a->core_pattern, &a->cp) == 0) {
+		if (a->cp.dir_known) {
+			snprintf(a->dest, sizeof(a->dest), "%s", a->cp.dir);
+			a->dest_known = true;
+		}
+		if (a->cp.note[0])
+			log_info("core_pattern \"%s\": %s", a->core_pattern, a->cp.note);
+	}
+	if (a->dest_known) {
+		struct coredam_dev_info d;
+
+		r = coredam_dev_resolve_path(&a->roots, a->dest, &d);
+		if (r < 0) {
+			log_warning("destination %s: cannot find its filesystem in %s/self/mountinfo: %s", a->dest,
+				    a->roots.proc, strerror(-r));
+		} else if (!d.throttleable) {
+			log_warning("destination %s: %s", a->dest, d.reason);
+		} else {
+			log_info("destination %s on %s (%s, %s) event=device-resolved device=%u:%u name=%s kind=%s%s%s",
+				 a->dest, d.mountpoint, d.fstype, d.source, d.major, d.minor, d.name,
+				 coredam_dev_kind_str(d.kind), d.slaves[0] ? " members=" : "", d.slaves);
+			if (!d.cgroup_writeback)
+				log_warning("destination %s: %s does not support cgroup writeback: buffered writes escape io.max",
+					    a->dest, d.fstype);
+			add_dev(a, &d);
+		}
+	} else {
+		log_warning("core destination unknown (core_pattern \"%s\"): set Destination= or Devices= to throttle",
+			    a->core_pattern);
+	}
+	snprintf(list, sizeof(list), "%s", a->cfg.devices);
+	for (tok = strtok_r(list, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		struct coredam_dev_info d;
+
+		r = coredam_dev_resolve_spec(&a->roots, tok, &d);
+		if (r < 0) {
+			log_warning("Devices=%s: cannot resolve under %s: %s", tok, a->roots.sys, strerror(-r));
+			continue;
+		}
+		add_dev(a, &d);
+	}
+}
+
+int agent_apply_io(struct agent *a)
+{
+	struct coredam_io_limit lim[MAX_DEVS], *old = NULL;
+	size_t n_old = 0;
+	int r;
+
+	for (size_t i = 0; i < a->n_devs; i++)
+		lim[i] = (struct coredam_io_limit){
+			.major = a->devs[i].major,
+			.minor = a->devs[i].minor,
+			.wbps = a->budget.wbps,
+			.rbps = a->cfg.read_bps,
+			.wiops = a->cfg.write_iops,
+			.riops = a->cfg.read_iops,
+		};
+	if (coredam_cg_read_io_max(a->cg_fd, &old, &n_old) < 0)
+		n_old = 0;
+	r = coredam_cg_write_io_max(a->cg_fd, lim, a->n_devs, old, n_old);
+	free(old);
+	if (r < 0)
+		log_error("cannot write %s%s/io.max: %s", a->roots.cgroup, a->cg_path, strerror(-r));
+	return r;
+}
+
+static int write_u32(struct agent *a, const char *name, uint32_t v)
+{
+	char buf[16];
+	int r;
+
+	snprintf(buf, sizeof(buf), "%u", v);
+	r = coredam_sysctl_write(&a->roots, name, buf);
+	if (r < 0)
+		log_error("cannot write %s/sys/%s=%s: %s", a->roots.proc, name, buf, strerror(-r));
+	return r;
+}
+
+int agent_apply_admission(struct agent *a)
+{
+	struct coredam_admission adm;
+	int r = 0;
+
+	coredam_admission_eval(&a->cfg, &a->budget, a->space_valid && a->space.below, &adm);
+	if (a->adm_applied && memcmp(&adm, &a->adm, sizeof(adm)) == 0)
+		return 0;
+	if (a->kern.core_max_concurrency)
+		r = write_u32(a, "kernel.core_max_concurrency", adm.concurrency) ?: r;
+	if (a->kern.core_max_waiting)
+		r = write_u32(a, "kernel.core_max_waiting", adm.waiting) ?: r;
+	if (a->kern.core_wait_timeout_ms)
+		r = write_u32(a, "kernel.core_wait_timeout_ms", adm.timeout_ms) ?: r;
+	if (r == 0) {
+		a->adm = adm;
+		a->adm_applied = true;
+	}
+	return r;
+}
+
+int agent_apply_sysctls(struct agent *a, bool first)
+{
+	int r;
+
+	if (first) {
+		r = coredam_sysctl_save(&a->roots, owned_sysctls, ELEMENTSOF(owned_sysctls));
+		if (r < 0) {
+			log_error("cannot save the original sysctls to %s/sysctl.saved: %s", a->roots.state,
+				  strerror(-r));
+			return r;
+		}
+		a->sysctls_touched = true;
+	}
+	if (a->kern.core_writeback_window) {
+		r = write_u32(a, "kernel.core_writeback_window", (uint32_t)(a->cfg.writeback_window / 1024));
+		if (r < 0)
+			return r;
+	}
+	a->adm_applied = false;
+	r = agent_apply_admission(a);
+	if (r < 0)
+		return r;
+	if (a->kern.core_cgroup) {
+		r = coredam_sysctl_write(&a->roots, "kernel.core_cgroup", a->cfg.cgroup);
+		if (r < 0) {
+			log_error("cannot write %s/sys/kernel/core_cgroup=%s: %s%s", a->roots.proc, a->cfg.cgroup,
+				  strerror(-r),
+				  r == -EBUSY ? " (the cgroup has controllers enabled in its own cgroup.subtree_control)" : "");
+			return r;
+		}
+	}
+	return 0;
+}
+
+void agent_restore(struct agent *a)
+{
+	int r;
+
+	if (!a->sysctls_touched)
+		return;
+	r = coredam_sysctl_restore(&a->roots);
+	if (r < 0 && r != -ENOENT)
+		log_error("restoring sysctls from %s/sysctl.saved failed: %s (file kept)", a->roots.state,
+			  strerror(-r));
+	else
+		log_info("sysctls restored event=sysctls-restored");
+}
+
+void agent_budget_reset(struct agent *a)
+{
+	coredam_budget_params_from_config(&a->cfg, a->peak_write_bps, &a->params);
+	coredam_budget_init(&a->params, &a->budget);
+}
+
+static void log_config(struct agent *a)
+{
+	char w[16];
+
+	log_info("config mode=%s cgroup=%s write_bps=%s concurrency=%u queue_cap=%u wait_timeout_ms=%" PRIu64,
+		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, a->cfg.write_bps ? format_size(w, sizeof(w), a->cfg.write_bps) : "max",
+		 a->cfg.concurrency, a->cfg.queue_cap, a->cfg.wait_timeout_usec / 1000);
+}
+
+int agent_reload(struct agent *a)
+{
+	struct coredam_config cfg, old = a->cfg;
+	struct coredam_config_error e;
+	int r;
+
+	r = coredam_config_load(a->config_file, a->dropin_dir, &cfg, &e);
+	if (r < 0) {
+		snprintf(a->last_reload, sizeof(a->last_reload), "%s:%d: %s", e.file, e.line, e.msg);
+		log_error("reload refused, keeping the last good configuration: %s event=reload-failed",
+			  a->last_reload);
+		a->m.reload_failures++;
+		return r;
+	}
+	a->cfg = cfg;
+	if (strcmp(old.cgroup, cfg.cgroup) != 0 || old.memory_high != cfg.memory_high) {
+		r = agent_setup_cgroup(a);
+		if (r < 0) {
+			a->cfg = old;
+			snprintf(a->last_reload, sizeof(a->last_reload), "cgroup %s setup failed: %s", cfg.cgroup,
+				 strerror(-r));
+			log_error("reload refused, keeping the last good configuration: %s event=reload-failed",
+				  a->last_reload);
+			a->m.reload_failures++;
+			agent_setup_cgroup(a);
+			return r;
+		}
+	}
+	agent_budget_reset(a);
+	agent_resolve_devices(a);
+	pressure_close(a);
+	pressure_setup(a);
+	agent_apply_io(a);
+	agent_apply_sysctls(a, false);
+	snprintf(a->last_reload, sizeof(a->last_reload), "ok");
+	a->m.reloads++;
+	log_info("configuration reloaded event=reloaded");
+	log_config(a);
+	return 0;
+}
+
+int agent_set(struct agent *a, const char *name, const char *value, char *err, size_t errsize)
+{
+	struct coredam_config cfg = a->cfg;
+	const char *section, *key;
+	int r;
+
+	r = coredam_ctl_set_key(name, &section, &key);
+	if (r < 0) {
+		snprintf(err, errsize, "unknown setting \"%s\"", name);
+		return r;
+	}
+	r = coredam_config_set(&cfg, section, key, value, err, errsize);
+	if (r < 0)
+		return r;
+	if (cfg.ceiling_bps && cfg.floor_bps > cfg.ceiling_bps) {
+		snprintf(err, errsize, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")", cfg.floor_bps,
+			 cfg.ceiling_bps);
+		return -EINVAL;
+	}
+	if (cfg.mode == COREDAM_MODE_ADAPTIVE && cfg.floor_bps == 0) {
+		snprintf(err, errsize, "adaptive mode needs a floor");
+		return -EINVAL;
+	}
+	a->cfg = cfg;
+	{
+		struct coredam_budget keep = a->budget;
+		bool mode_change = strcmp(key, "Mode") == 0;
+
+		coredam_budget_params_from_config(&a->cfg, a->peak_write_bps, &a->params);
+		if (mode_change || a->cfg.mode == COREDAM_MODE_FIXED) {
+			coredam_budget_init(&a->params, &a->budget);
+		} else {
+			struct coredam_pressure_sample s = { .foreground = a->params.target }; /* hold */
+
+			coredam_budget_step(&a->params, &keep, &s, &a->budget);
+		}
+	}
+	r = agent_apply_io(a);
+	if (r >= 0)
+		r = agent_apply_admission(a);
+	if (r < 0) {
+		snprintf(err, errsize, "applying failed: %s", strerror(-r));
+		return r;
+	}
+	log_info("runtime change %s=%s event=set mode=%s write_bps=%" PRIu64 " concurrency=%u", key, value,
+		 coredam_mode_str(a->cfg.mode), a->budget.wbps, a->budget.concurrency);
+	return 0;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef COREDAMD_AGENT_H
+#define COREDAMD_AGENT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "budget.h"
+#include "config.h"
+#include "devices.h"
+#include "dumps.h"
+#include "metrics.h"
+#include "roots.h"
+#include "space.h"
+#include "sysctl.h"
+
+/* Exit codes, documented in coredamd(8). */
+enum {
+	EXIT_OK = 0,
+	EXIT_GENERIC = 1,
+	EXIT_USAGE = 2,
+	EXIT_CONFIG = 3,
+	EXIT_KERNEL = 4,
+	EXIT_CGROUP = 5,
+	EXIT_SYSCTL = 6,
+	EXIT_RUNTIME_DIR = 7,
+};
+
+#define MAX_DEVS 8
+#define MAX_PSI 16
+#define MAX_TRACKED 256
+
+struct tracked_dump {
+	pid_t pid;
+	enum coredam_dump_state state;
+	char exe[256];
+	uint64_t first_usec, admitted_usec, bytes;
+	bool seen;
+};
+
+struct psi_source {
+	char path[PATH_MAX];	/* absolute path of the pressure file */
+	int trigger_fd;
+	uint64_t last_total;
+	bool have_total;
+};
+
+struct agent {
+	struct coredam_roots roots;
+	char config_file[PATH_MAX], dropin_dir[PATH_MAX];
+	struct coredam_config cfg;
+	char last_reload[600];
+
+	struct coredam_kernel_support kern;
+	int cgroot_fd, cg_fd;
+	char cg_path[PATH_MAX];
+
+	char core_pattern[4096];
+	struct coredam_core_pattern cp;
+	char dest[PATH_MAX];
+	bool dest_known;
+	struct coredam_dev_info devs[MAX_DEVS];
+	size_t n_devs;
+
+	struct coredam_budget_params params;
+	struct coredam_budget budget;
+	struct coredam_admission adm;
+	bool adm_applied;
+	bool sysctls_touched;
+
+	struct coredam_space space;
+	bool space_valid;
+
+	struct psi_source psi[MAX_PSI];
+	size_t n_psi;
+	bool triggered;
+	uint64_t last_tick_usec;
+
+	uint64_t disk_last_sectors, disk_last_usec, peak_write_bps;
+
+	struct coredam_metrics m;
+	struct coredam_stats last_stats;
+	bool have_last_stats;
+	uint64_t failed_seen;
+	bool incomplete_pending;
+	time_t incomplete_since;
+
+	struct tracked_dump dumps[MAX_TRACKED];
+	size_t n_dumps;
+
+	int sig_fd, ctl_fd, events_fd;
+	bool quit, reload;
+};
+
+/* agent.c: setup and applying state to the kernel */
+int agent_check_kernel(struct agent *a);
+int agent_setup_cgroup(struct agent *a);
+void agent_resolve_devices(struct agent *a);
+int agent_apply_io(struct agent *a);
+int agent_apply_sysctls(struct agent *a, bool first);
+int agent_apply_admission(struct agent *a);
+void agent_restore(struct agent *a);
+void agent_budget_reset(struct agent *a);
+int agent_reload(struct agent *a);
+int agent_set(struct agent *a, const char *name, const char *value, char *err, size_t errsize);
+
+/* pressure.c */
+void pressure_setup(struct agent *a);
+void pressure_close(struct agent *a);
+double pressure_sample(struct agent *a, uint64_t now);
+
+/* loop.c */
+int agent_loop(struct agent *a);
+void track_dumps(struct agent *a);
+int status_format(struct agent *a, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * coredamd: owns the dump cgroup, sets the kernel's coredump knobs, adapts
+ * the dumpers' bandwidth and concurrency, guards free space, reports.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "agent.h"
+#include "control.h"
+#include "log.h"
+#include "util.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"Usage: coredamd [OPTIONS]\n"
+		"Keep a machine responsive while processes dump core.\n\n"
+		"  -c, --config=FILE      configuration file (default /etc/coredam/coredam.conf)\n"
+		"      --config-dir=DIR   drop-in directory (default FILE's directory/coredam.conf.d)\n"
+		"      --check            load the configuration and run the self-check, then exit\n"
+		"      --dump-config      print the effective configuration and exit\n"
+		"      --cgroup-root=DIR  cgroup v2 mount (default /sys/fs/cgroup)\n"
+		"      --proc-root=DIR    procfs (default /proc)\n"
+		"      --sys-root=DIR     sysfs (default /sys)\n"
+		"      --state-dir=DIR    runtime state (default /run/coredam)\n"
+		"  -d, --debug            debug output\n"
+		"  -h, --help             this help\n"
+		"      --version          version\n\n"
+		"Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage, 3 bad configuration,\n"
+		"4 kernel lacks support (RequireKernelSupport=yes), 5 cgroup setup failed,\n"
+		"6 sysctl write failed, 7 state directory or control socket failed.\n");
+}
+
+static int setup_runtime(struct agent *a)
+{
+	char dir[PATH_MAX], *s;
+	sigset_t mask;
+	int r;
+
+	r = mkdir_p(a->roots.state, 0755);
+	if (r < 0) {
+		log_error("cannot create state directory %s: %s", a->roots.state, strerror(-r));
+		return r;
+	}
+	snprintf(dir, sizeof(dir), "%s", a->cfg.metrics_file);
+	s = strrchr(dir, '/');
+	if (s && s != dir) {
+		*s = '\0';
+		mkdir_p(dir, 0755);
+	}
+	snprintf(dir, sizeof(dir), "%s", a->cfg.control_socket);
+	s = strrchr(dir, '/');
+	if (s && s != dir) {
+		*s = '\0';
+		mkdir_p(dir, 0755);
+	}
+	r = coredam_ctl_listen(a->cfg.control_socket, &a->ctl_fd);
+	if (r < 0) {
+		log_error("cannot listen on %s: %s", a->cfg.control_socket, strerror(-r));
+		return r;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	a->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (a->sig_fd < 0) {
+		log_error("signalfd: %m");
+		return -errno;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_CONFIG_DIR = 256, OPT_CHECK, OPT_DUMP, OPT_CG, OPT_PROC, OPT_SYS, OPT_STATE, OPT_VERSION };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "dump-config", no_argument, NULL, OPT_DUMP },
+		{ "cgroup-root", required_argument, NULL, OPT_CG },
+		{ "proc-root", required_argument, NULL, OPT_PROC },
+		{ "sys-root", required_argument, NULL, OPT_SYS },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{}
+	};
+	static struct agent agent = {
+		.roots = COREDAM_ROOTS_DEFAULT,
+		.cgroot_fd = -1, .cg_fd = -1, .sig_fd = -1, .ctl_fd = -1, .events_fd = -1,
+	};
+	struct agent *a = &agent;
+	struct coredam_config_error e;
+	const char *config = NULL, *config_dir = NULL;
+	bool check = false, dump = false;
+	int c, r;
+
+	log_init();
+	while ((c = getopt_long(argc, argv, "c:dh", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case OPT_CONFIG_DIR:
+			config_dir = optarg;
+			break;
+		case OPT_CHECK:
+			check = true;
+			break;
+		case OPT_DUMP:
+			dump = true;
+			break;
+		case OPT_CG:
+			a->roots.cgroup = optarg;
+			break;
+		case OPT_PROC:
+			a->roots.proc = optarg;
+			break;
+		case OPT_SYS:
+			a->roots.sys = optarg;
+			break;
+		case OPT_STATE:
+			a->roots.state = optarg;
+			break;
+		case 'd':
+			coredam_debug = true;
+			log_max_prio = LOG_DEBUG;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		case OPT_VERSION:
+			printf("coredamd %s\n", COREDAM_VERSION);
+			return EXIT_OK;
+		default:
+			help(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "coredamd: unexpected argument \"%s\"\n", argv[optind]);
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	if (config)
+		snprintf(a->config_file, sizeof(a->config_file), "%s", config);
+	else
+		snprintf(a->config_file, sizeof(a->config_file), "%s/coredam.conf", a->roots.conf);
+	if (config_dir) {
+		snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%s", config_dir);
+	} else {
+		char *s;
+
+		snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%s", a->config_file);
+		s = strrchr(a->dropin_dir, '/');
+		if (s)
+			s[1] = '\0';
+		else
+			a->dropin_dir[0] = '\0';
+		strncat(a->dropin_dir, "coredam.conf.d", sizeof(a->dropin_dir) - strlen(a->dropin_dir) - 1);
+	}
+
+	/* 1. configuration */
+	r = coredam_config_load(a->config_file, a->dropin_dir, &a->cfg, &e);
+	if (r < 0) {
+		log_error("%s:%d: %s", e.file, e.line, e.msg);
+		return EXIT_CONFIG;
+	}
+	if (dump) {
+		char buf[8192];
+
+		if (coredam_config_format(&a->cfg, buf, sizeof(buf)) < 0)
+			return EXIT_GENERIC;
+		fputs(buf, stdout);
+		return EXIT_OK;
+	}
+
+	/* 2. self-check: kernel, cgroup v2 */
+	r = agent_check_kernel(a);
+	if (r == -EOPNOTSUPP)
+		return EXIT_KERNEL;
+	if (r < 0)
+		return EXIT_GENERIC;
+	if (check) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/cgroup.controllers", a->roots.cgroup);
+		if (access(path, R_OK) < 0) {
+			log_error("%s: %m (cgroup v2 not mounted at %s)", path, a->roots.cgroup);
+			return EXIT_CGROUP;
+		}
+		agent_resolve_devices(a);
+		log_info("self-check passed: configuration %s valid", a->config_file);
+		return EXIT_OK;
+	}
+
+	/* 3. the dump cgroup */
+	r = agent_setup_cgroup(a);
+	if (r < 0)
+		return EXIT_CGROUP;
+
+	/* 4. devices and budget */
+	agent_budget_reset(a);
+	agent_resolve_devices(a);
+	agent_apply_io(a);
+
+	/* 5. runtime directory, control socket, signals */
+	r = setup_runtime(a);
+	if (r < 0)
+		return EXIT_RUNTIME_DIR;
+
+	/* 6. kernel knobs, originals saved first */
+	r = agent_apply_sysctls(a, true);
+	if (r < 0) {
+		agent_restore(a);
+		return EXIT_SYSCTL;
+	}
+	pressure_setup(a);
+	a->incomplete_since = time(NULL);
+	snprintf(a->last_reload, sizeof(a->last_reload), "ok");
+
+	log_info("ready event=ready mode=%s cgroup=%s write_bps=%lu concurrency=%u devices=%zu kernel=%s",
+		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, (unsigned long)a->budget.wbps, a->budget.concurrency,
+		 a->n_devs, a->m.kernel_full ? "patched" : "stock");
+	sd_notifyf(0, "READY=1\nSTATUS=%s mode, cgroup %s%s", coredam_mode_str(a->cfg.mode), a->cfg.cgroup,
+		   a->m.kernel_full ? "" : " (kernel lacks coredam support)");
+
+	r = agent_loop(a);
+
+	sd_notify(0, "STOPPING=1");
+	agent_restore(a);
+	pressure_close(a);
+	unlink(a->cfg.control_socket);
+	return r < 0 ? EXIT_GENERIC : EXIT_OK;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef COREDAM_BUDGET_H
+#define COREDAM_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/*
+ * The dump cgroup's budget: write bandwidth and concurrency. Pure
+ * arithmetic: no I/O, no clock; the daemon feeds one sample per interval
+ * (and one per PSI trigger event), the tests feed recorded traces.
+ */
+struct coredam_budget_params {
+	enum coredam_mode mode;
+	uint64_t fixed_bps;
+	uint32_t fixed_concurrency;
+	uint64_t floor_bps, ceiling_bps;	/* effective: ceiling >= floor > 0 */
+	uint32_t concurrency_floor, concurrency_ceiling;
+	double target;				/* foreground stall fraction */
+	uint64_t step_bps;
+	double backoff;
+	uint32_t hold_intervals;
+};
+
+struct coredam_budget {
+	uint64_t wbps;			/* 0 = no limit (fixed mode only) */
+	uint32_t concurrency;		/* 0 = unlimited */
+	uint32_t quiet;			/* consecutive quiet samples */
+};
+
+struct coredam_pressure_sample {
+	double foreground;		/* stalled fraction of the interval, 0..1 */
+	bool triggered;			/* a PSI trigger fired during the interval */
+};
+
+/* Without a better measurement, the auto ceiling is 30 MB/s. */
+#define COREDAM_AUTO_CEILING_BPS 30000000ULL
+
+/*
+ * Effective ceiling for Ceiling=auto: 3/4 of the highest write rate
+ * measured on the device (0 = not measured), never below the floor and
+ * never below COREDAM_AUTO_CEILING_BPS when nothing was measured.
+ */
+uint64_t coredam_budget_auto_ceiling(uint64_t floor_bps, uint64_t measured_peak_bps);
+
+void coredam_budget_params_from_config(const struct coredam_config *cfg, uint64_t measured_peak_bps,
+				       struct coredam_budget_params *ret);
+
+/* Starting point: fixed caps, or the floor in adaptive mode. */
+void coredam_budget_init(const struct coredam_budget_params *p, struct coredam_budget *ret);
+
+/*
+ * One control step. Adaptive mode, an AIMD controller with hysteresis:
+ *  - pressure above target (or a trigger fired): bandwidth *= backoff (not
+ *    below the floor), concurrency - 1 (not below its floor);
+ *  - pressure below half the target for hold_intervals samples in a row:
+ *    bandwidth += step (not above the ceiling); once at the ceiling,
+ *    concurrency + 1 (not above its ceiling);
+ *  - in between: hold.
+ * Returns true when the budget changed.
+ */
+bool coredam_budget_step(const struct coredam_budget_params *p, const struct coredam_budget *cur,
+			 const struct coredam_pressure_sample *s, struct coredam_budget *ret);
+
+#endif

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The dump cgroup: creation, controller delegation, io.max, memory.high. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+static int fmt_limit(char *buf, size_t size, uint64_t v)
+{
+	if (v == 0)
+		return xsnprintf(buf, size, "max");
+	return xsnprintf(buf, size, "%" PRIu64, v);
+}
+
+int coredam_io_limit_format(const struct coredam_io_limit *l, char *buf, size_t size)
+{
+	char rbps[24], wbps[24], riops[24], wiops[24];
+
+	fmt_limit(rbps, sizeof(rbps), l->rbps);
+	fmt_limit(wbps, sizeof(wbps), l->wbps);
+	fmt_limit(riops, sizeof(riops), l->riops);
+	fmt_limit(wiops, sizeof(wiops), l->wiops);
+	return xsnprintf(buf, size, "%u:%u rbps=%s wbps=%s riops=%s wiops=%s",
+			 l->major, l->minor, rbps, wbps, riops, wiops);
+}
+
+int coredam_io_limit_parse(const char *line, struct coredam_io_limit *ret)
+{
+	struct coredam_io_limit l = { 0 };
+	char buf[256], *tok, *save = NULL;
+	bool have_dev = false;
+	int r;
+
+	r = xsnprintf(buf, sizeof(buf), "%s", line);
+	if (r < 0)
+		return r;
+	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		uint64_t *field = NULL, v;
+		char *eq;
+
+		if (!have_dev) {
+			char *colon = strchr(tok, ':');
+
+			if (!colon)
+				return -EINVAL;
+			*colon = '\0';
+			if (parse_u32(tok, &l.major) < 0 || parse_u32(colon + 1, &l.minor) < 0)
+				return -EINVAL;
+			have_dev = true;
+			continue;
+		}
+		eq = strchr(tok, '=');
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		if (strcmp(tok, "rbps") == 0)
+			field = &l.rbps;
+		else if (strcmp(tok, "wbps") == 0)
+			field = &l.wbps;
+		else if (strcmp(tok, "riops") == 0)
+			field = &l.riops;
+		else if (strcmp(tok, "wiops") == 0)
+			field = &l.wiops;
+		else
+			return -EINVAL;
+		if (strcmp(eq + 1, "max") == 0)
+			v = 0;
+		else if (parse_u64(eq + 1, &v) < 0 || v == 0)
+			return -EINVAL;
+		*field = v;
+	}
+	if (!have_dev)
+		return -EINVAL;
+	*ret = l;
+	return 0;
+}
+
+int coredam_io_max_parse(const char *text, struct coredam_io_limit **ret, size_t *ret_n)
+{
+	_cleanup_free_ struct coredam_io_limit *v = NULL;
+	size_t n = 0, alloc = 0;
+	const char *p = text;
+
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+		char line[256];
+		int r;
+
+		if (len >= sizeof(line))
+			return -EINVAL;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		p += len;
+		if (*p)
+			p++;
+		if (!*strstrip(line))
+			continue;
+		if (n == alloc) {
+			struct coredam_io_limit *nv;
+
+			alloc = alloc ? alloc * 2 : 4;
+			nv = realloc(v, alloc * sizeof(*v));
+			if (!nv)
+				return -ENOMEM;
+			v = nv;
+		}
+		r = coredam_io_limit_parse(line, &v[n]);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+int coredam_cg_path_valid(const char *path)
+{
+	const char *p = path;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		p += len;
+	}
+	/* the root cgroup: io.max cannot be set there and dumps must not go there */
+	if (strspn(path, "/") == strlen(path))
+		return -EINVAL;
+	return 0;
+}
+
+int coredam_cg_open(int rootfd, const char *path, bool create, int *ret_fd)
+{
+	char buf[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	char *p;
+	int r;
+
+	r = coredam_cg_path_valid(path);
+	if (r < 0)
+		return r;
+	r = xsnprintf(buf, sizeof(buf), "%s", path + strspn(path, "/"));
+	if (r < 0)
+		return r;
+	if (create) {
+		/* mkdir each component from the top: parents first */
+		for (p = strchr(buf, '/');; p = strchr(p + 1, '/')) {
+			if (p)
+				*p = '\0';
+			if (mkdirat(rootfd, buf, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			if (!p)
+				break;
+			*p = '/';
+		}
+	}
+	r = open_dir_at(rootfd, buf, &fd);
+	if (r < 0)
+		return r;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+static bool word_in(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = list; *p;) {
+		size_t len;
+
+		p += strspn(p, " \t\n");
+		len = strcspn(p, " \t\n");
+		if (len == wl && strncmp(p, word, wl) == 0)
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+static void set_fault(struct coredam_cg_fault *fault, const char *dir, const char *file,
+		      const char *what)
+{
+	if (!fault)
+		return;
+	if (!*dir)
+		snprintf(fault->path, sizeof(fault->path), "/%s", file);
+	else
+		snprintf(fault->path, sizeof(fault->path), "/%s/%s", dir, file);
+	snprintf(fault->what, sizeof(fault->what), "%s", what);
+}
+
+int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_cg_fault *fault)
+{
+	static const char *const ctrls[] = { "io", "memory" };
+	char rel[PATH_MAX], dir[PATH_MAX] = "";
+	const char *p;
+	int r;
+
+	r = coredam_cg_path_valid(path);
+	if (r < 0) {
+		set_fault(fault, "", path, "not a valid cgroup path (absolute, not the root, no . or ..)");
+		return r;
+	}
+	r = xsnprintf(rel, sizeof(rel), "%s", path + strspn(path, "/"));
+	if (r < 0)
+		return r;
+	while (*rel && rel[strlen(rel) - 1] == '/')
+		rel[strlen(rel) - 1] = '\0';
+
+	/* walk ancestors: "" (root), "a", "a/b", ... up to the parent of rel */
+	p = rel;
+	for (;;) {
+		_cleanup_free_ char *avail = NULL, *enabled = NULL;
+		const char *d = *dir ? dir : ".";
+		const char *slash;
+
+		{
+			char f[PATH_MAX + 32];
+
+			r = xsnprintf(f, sizeof(f), "%s/cgroup.controllers", d);
+			if (r < 0)
+				return r;
+			r = read_file_at(rootfd, f, 4096, &avail);
+			if (r < 0) {
+				char msg[128];
+
+				snprintf(msg, sizeof(msg), "cannot read: %s (is cgroup v2 mounted there?)",
+					 strerror(-r));
+				set_fault(fault, dir, "cgroup.controllers", msg);
+				return r;
+			}
+			r = xsnprintf(f, sizeof(f), "%s/cgroup.subtree_control", d);
+			if (r < 0)
+				return r;
+			r = read_file_at(rootfd, f, 4096, &enabled);
+			if (r < 0) {
+				char msg[128];
+
+				snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
+				set_fault(fault, dir, "cgroup.subtree_control", msg);
+				return r;
+			}
+			for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
+				char cmd[32], msg[200];
+
+				if (word_in(enabled, ctrls[i]))
+					continue;
+				if (!word_in(avail, ctrls[i])) {
+					snprintf(msg, sizeof(msg),
+						 "controller \"%s\" is not available here (not in cgroup.controllers: enable +%s in the parent's cgroup.subtree_control or delegate it)",
+						 ctrls[i], ctrls[i]);
+					set_fault(fault, dir, "cgroup.subtree_control", msg);
+					return -ENOENT;
+				}
+				snprintf(cmd, sizeof(cmd), "+%s", ctrls[i]);
+				r = write_file_at(rootfd, f, cmd);
+				if (r < 0) {
+					snprintf(msg, sizeof(msg), "writing \"%s\" failed: %s%s", cmd, strerror(-r),
+						 r == -EBUSY ? " (processes live in this cgroup: no internal processes with domain controllers)" :
+						 r == -EACCES || r == -EPERM ? " (not delegated to us)" : "");
+					set_fault(fault, dir, "cgroup.subtree_control", msg);
+					return r;
+				}
+				log_debug("enabled +%s in /%s/cgroup.subtree_control", ctrls[i], dir);
+			}
+		}
+		slash = strchr(p, '/');
+		if (!slash)
+			break;
+		r = xsnprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
+		if (r < 0)
+			return r;
+		p = slash + 1;
+	}
+	return 0;
+}
+
+int coredam_cg_check_files(int rootfd, const char *path, struct coredam_cg_fault *fault)
+{
+	static const struct {
+		const char *file, *ctrl;
+	} files[] = { { "io.max", "io" }, { "memory.high", "memory" } };
+	char rel[PATH_MAX], parent[PATH_MAX];
+	int r;
+
+	r = coredam_cg_path_valid(path);
+	if (r < 0)
+		return r;
+	r = xsnprintf(rel, sizeof(rel), "%s", path + strspn(path, "/"));
+	if (r < 0)
+		return r;
+	while (*rel && rel[strlen(rel) - 1] == '/')
+		rel[strlen(rel) - 1] = '\0';
+	snprintf(parent, sizeof(parent), "%s", rel);
+	{
+		char *s = strrchr(parent, '/');
+
+		if (s)
+			*s = '\0';
+		else
+			parent[0] = '\0';
+	}
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		char f[PATH_MAX + 32], msg[200];
+
+		r = xsnprintf(f, sizeof(f), "%s/%s", rel, files[i].file);
+		if (r < 0)
+			return r;
+		if (faccessat(rootfd, f, F_OK, 0) == 0)
+			continue;
+		snprintf(msg, sizeof(msg), "lacks +%s, so /%s has no %s", files[i].ctrl, rel,
+			 files[i].file);
+		set_fault(fault, parent, "cgroup.subtree_control", msg);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static bool same_dev(const struct coredam_io_limit *a, const struct coredam_io_limit *b)
+{
+	return a->major == b->major && a->minor == b->minor;
+}
+
+int coredam_cg_write_io_max(int cgfd, const struct coredam_io_limit *limits, size_t n,
+			    const struct coredam_io_limit *old, size_t n_old)
+{
+	_cleanup_close_ int fd = -1;
+
+	fd = openat(cgfd, "io.max", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (size_t i = 0; i < n_old + n; i++) {
+		struct coredam_io_limit l;
+		char line[160];
+		ssize_t w;
+		int r;
+
+		if (i < n_old) {
+			bool keep = false;
+
+			for (size_t j = 0; j < n; j++)
+				keep |= same_dev(&old[i], &limits[j]);
+			if (keep)
+				continue;
+			l = (struct coredam_io_limit){ .major = old[i].major, .minor = old[i].minor };
+		} else {
+			l = limits[i - n_old];
+		}
+		r = coredam_io_limit_format(&l, line, sizeof(line));
+		if (r < 0)
+			return r;
+		/* one rule per write(): the kernel parses one rule per call */
+		w = write(fd, line, strlen(line));
+		if (w < 0)
+			return -errno;
+		if ((size_t)w != strlen(line))
+			return -EIO;
+		log_debug("io.max <- %s", line);
+	}
+	return 0;
+}
+
+int coredam_cg_read_io_max(int cgfd, struct coredam_io_limit **ret, size_t *ret_n)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	r = read_file_at(cgfd, "io.max", 65536, &s);
+	if (r < 0)
+		return r;
+	return coredam_io_max_parse(s, ret, ret_n);
+}
+
+int coredam_cg_write_memory_high(int cgfd, uint64_t bytes)
+{
+	char buf[32];
+
+	if (bytes == 0)
+		snprintf(buf, sizeof(buf), "max");
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu64, bytes);
+	return write_file_at(cgfd, "memory.high", buf);
+}
+
+int coredam_cg_read_procs(int cgfd, pid_t **ret, size_t *ret_n)
+{
+	_cleanup_free_ char *s = NULL;
+	_cleanup_free_ pid_t *v = NULL;
+	size_t n = 0, alloc = 0;
+	char *p, *save = NULL;
+	int r;
+
+	r = read_file_at(cgfd, "cgroup.procs", 1 << 20, &s);
+	if (r < 0)
+		return r;
+	for (p = strtok_r(s, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		uint32_t pid;
+
+		if (parse_u32(p, &pid) < 0)
+			return -EBADMSG;
+		if (n == alloc) {
+			pid_t *nv;
+
+			alloc = alloc ? 2 * alloc : 16;
+			nv = realloc(v, alloc * sizeof(*v));
+			if (!nv)
+				return -ENOMEM;
+			v = nv;
+		}
+		v[n++] = (pid_t)pid;
+	}
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+int coredam_cg_populated(int cgfd, bool *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char *p;
+	int r;
+
+	r = read_file_at(cgfd, "cgroup.events", 4096, &s);
+	if (r < 0)
+		return r;
+	p = strstr(s, "populated ");
+	if (!p)
+		return -EBADMSG;
+	*ret = p[strlen("populated ")] == '1';
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef COREDAM_CGROUP_H
+#define COREDAM_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One io.max rule. A limit of 0 means "max" (no limit). */
+struct coredam_io_limit {
+	unsigned int major, minor;
+	uint64_t rbps, wbps, riops, wiops;
+};
+
+/* Where a cgroup operation failed, for the front end's message. */
+struct coredam_cg_fault {
+	char path[512];		/* file at fault, relative to the cgroup root */
+	char what[256];		/* what was wrong with it */
+};
+
+/* "8:0 rbps=max wbps=10000000 riops=max wiops=max" (no newline). */
+int coredam_io_limit_format(const struct coredam_io_limit *l, char *buf, size_t size);
+/* Parse one line of io.max, as the kernel prints it or as a user writes it. */
+int coredam_io_limit_parse(const char *line, struct coredam_io_limit *ret);
+/* Parse a whole io.max file; *ret is malloc()ed (NULL when empty). */
+int coredam_io_max_parse(const char *text, struct coredam_io_limit **ret, size_t *ret_n);
+
+/* Reject "", "/", relative paths, "." and ".." components. */
+int coredam_cg_path_valid(const char *path);
+
+/*
+ * Open (and with @create, make, including missing parents) the cgroup
+ * @path relative to the cgroup root directory @rootfd.
+ */
+int coredam_cg_open(int rootfd, const char *path, bool create, int *ret_fd);
+
+/*
+ * Make io and memory available to @path: every ancestor from the root down
+ * to @path's parent gets "+io" and "+memory" in cgroup.subtree_control,
+ * each written separately. On failure @fault names the file and the cause
+ * (controller missing from the parent's cgroup.controllers, or the write
+ * refused with errno).
+ */
+int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_cg_fault *fault);
+
+/*
+ * Check the controller files exist in the cgroup; when one is missing fill
+ * @fault with the parent's cgroup.subtree_control that lacks +io/+memory.
+ */
+int coredam_cg_check_files(int rootfd, const char *path, struct coredam_cg_fault *fault);
+
+/*
+ * Apply @n rules to io.max of @cgfd, one write() per rule; devices present
+ * in @old (what io.max held) but not in @limits are reset to max.
+ */
+int coredam_cg_write_io_max(int cgfd, const struct coredam_io_limit *limits, size_t n,
+			    const struct coredam_io_limit *old, size_t n_old);
+int coredam_cg_read_io_max(int cgfd, struct coredam_io_limit **ret, size_t *ret_n);
+
+/* memory.high, 0 = max */
+int coredam_cg_write_memory_high(int cgfd, uint64_t bytes);
+
+/* cgroup.procs as an array; *ret is malloc()ed. */
+int coredam_cg_read_procs(int cgfd, pid_t **ret, size_t *ret_n);
+
+/* "populated" of cgroup.events */
+int coredam_cg_populated(int cgfd, bool *ret);
+
+#endif

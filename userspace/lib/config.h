@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef COREDAM_CONFIG_H
+#define COREDAM_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum coredam_mode {
+	COREDAM_MODE_FIXED,
+	COREDAM_MODE_ADAPTIVE,
+};
+
+/*
+ * The agent's configuration. Rates are bytes (or I/Os) per second, 0 meaning
+ * "no limit"; sizes are bytes; durations microseconds. The defaults are in
+ * coredam_config_init() and documented in coredam.conf(5).
+ */
+struct coredam_config {
+	/* [Agent] */
+	enum coredam_mode mode;
+	bool require_kernel_support;
+	char metrics_file[PATH_MAX];
+	char control_socket[PATH_MAX];
+	uint64_t interval_usec;
+
+	/* [Cgroup] */
+	char cgroup[PATH_MAX];
+	uint64_t memory_high;
+
+	/* [Devices] */
+	char destination[PATH_MAX];	/* "" = from core_pattern */
+	char devices[1024];		/* extra devices, space separated */
+
+	/* [Limits] */
+	uint64_t write_bps, read_bps, write_iops, read_iops;
+	uint32_t concurrency;
+	uint32_t queue_cap;
+	uint64_t wait_timeout_usec;
+	uint64_t writeback_window;
+
+	/* [Adaptive] */
+	uint64_t floor_bps, ceiling_bps;	/* ceiling 0 = auto */
+	uint32_t concurrency_floor, concurrency_ceiling;
+	double pressure_target;			/* fraction of time stalled, 0..1 */
+	uint64_t pressure_window_usec;
+	uint64_t step_bps;			/* 0 = (ceiling - floor) / 4 */
+	double backoff;				/* multiply on pressure, 0..1 */
+	uint32_t hold_intervals;
+	char pressure_cgroups[1024];		/* "auto", "system", or cgroup paths */
+
+	/* [Space] */
+	uint64_t free_floor_bytes;
+	uint32_t free_floor_percent;
+	bool mark_incomplete;
+};
+
+struct coredam_config_error {
+	char file[PATH_MAX];
+	int line;		/* 0: not tied to a line */
+	char msg[512];
+};
+
+void coredam_config_init(struct coredam_config *cfg);
+
+/*
+ * Load @main_file (absent is fine: defaults) and then every "*.conf" in
+ * @dropin_dir (absent is fine) in lexical order; later assignments win; an
+ * empty assignment ("Key=") resets the key to its default. On failure *err
+ * names the file, line and problem, and *ret is untouched.
+ */
+int coredam_config_load(const char *main_file, const char *dropin_dir,
+			struct coredam_config *ret, struct coredam_config_error *err);
+
+/* Parse one "Key=value" of [Section] into @cfg (used by "coredamctl set" too). */
+int coredam_config_set(struct coredam_config *cfg, const char *section, const char *key,
+		       const char *value, char *errbuf, size_t errsize);
+
+/* Absolute free-space floor for a filesystem of @total bytes: the larger of both. */
+uint64_t coredam_config_free_floor(const struct coredam_config *cfg, uint64_t total);
+
+const char *coredam_mode_str(enum coredam_mode m);
+
+/*
+ * Set Section.Key=value in the drop-in @path (created if missing),
+ * keeping every other assignment in it; written atomically.
+ */
+int coredam_dropin_set(const char *path, const char *section, const char *key, const char *value);
+
+/* Render the effective configuration as INI (for "coredamd --dump-config"). */
+int coredam_config_format(const struct coredam_config *cfg, char *buf, size_t size);
+
+#endif

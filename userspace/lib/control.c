@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#define _GNU_SOURCE 1
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "control.h"
+#include "util.h"
+
+static const struct {
+	const char *name, *section, *key;
+} set_keys[] = {
+	{ "bandwidth", "Limits", "WriteBandwidth" },
+	{ "read-bandwidth", "Limits", "ReadBandwidth" },
+	{ "concurrency", "Limits", "Concurrency" },
+	{ "mode", "Agent", "Mode" },
+	{ "floor", "Adaptive", "Floor" },
+	{ "ceiling", "Adaptive", "Ceiling" },
+};
+
+int coredam_ctl_set_key(const char *name, const char **ret_section, const char **ret_key)
+{
+	for (size_t i = 0; i < ELEMENTSOF(set_keys); i++)
+		if (strcmp(name, set_keys[i].name) == 0) {
+			*ret_section = set_keys[i].section;
+			*ret_key = set_keys[i].key;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int coredam_ctl_parse(const char *line, struct coredam_ctl_request *ret)
+{
+	struct coredam_ctl_request q = { 0 };
+	char cmd[16], extra[2];
+	int n;
+
+	if (strlen(line) >= COREDAM_CTL_REQ_MAX)
+		return -E2BIG;
+	n = sscanf(line, "%15s %31s %127s %1s", cmd, q.name, q.value, extra);
+	if (n < 1)
+		return -EINVAL;
+	if (strcmp(cmd, "PING") == 0 && n == 1)
+		q.cmd = COREDAM_CTL_PING;
+	else if (strcmp(cmd, "STATUS") == 0 && n == 1)
+		q.cmd = COREDAM_CTL_STATUS;
+	else if (strcmp(cmd, "RELOAD") == 0 && n == 1)
+		q.cmd = COREDAM_CTL_RELOAD;
+	else if (strcmp(cmd, "SET") == 0 && n == 3) {
+		const char *s, *k;
+
+		if (coredam_ctl_set_key(q.name, &s, &k) < 0)
+			return -ENOENT;
+		q.cmd = COREDAM_CTL_SET;
+	} else
+		return -EINVAL;
+	*ret = q;
+	return 0;
+}
+
+static int make_addr(const char *path, struct sockaddr_un *sa, socklen_t *len)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, path);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+	return 0;
+}
+
+int coredam_ctl_listen(const char *path, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	struct sockaddr_un sa;
+	socklen_t len;
+	mode_t old;
+	int r;
+
+	r = make_addr(path, &sa, &len);
+	if (r < 0)
+		return r;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	old = umask(0077);
+	r = bind(fd, (struct sockaddr *)&sa, len);
+	umask(old);
+	if (r < 0)
+		return -errno;
+	if (chmod(path, 0600) < 0 || listen(fd, 16) < 0)
+		return -errno;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+int coredam_ctl_send(int fd, const char *text)
+{
+	size_t len = strlen(text);
+
+	while (len > 0) {
+		ssize_t n = send(fd, text, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+				if (poll(&p, 1, 1000) <= 0)
+					return -ETIMEDOUT;
+				continue;
+			}
+			return -errno;
+		}
+		text += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int coredam_ctl_accept(int listen_fd, int *ret_fd, uid_t *ret_uid)
+{
+	_cleanup_close_ int fd = -1;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	if (cred.uid != 0 && cred.uid != geteuid()) {
+		coredam_ctl_send(fd, "ERR permission denied: root only\n");
+		*ret_uid = cred.uid;
+		return -EPERM;
+	}
+	*ret_uid = cred.uid;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+int coredam_ctl_read_request(int fd, int timeout_ms, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		char *nl;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			return -ETIMEDOUT;
+		n = recv(fd, buf + o, size - 1 - o, 0);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		o += n;
+		buf[o] = '\0';
+		nl = strchr(buf, '\n');
+		if (nl) {
+			*nl = '\0';
+			return 0;
+		}
+		if (n == 0)
+			return o ? 0 : -ECONNRESET;
+		if (o >= size - 1)
+			return -E2BIG;
+	}
+}
+
+int coredam_ctl_call(const char *path, const char *request, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = -1;
+	struct sockaddr_un sa;
+	struct timeval tv = { .tv_sec = 5 };
+	socklen_t len;
+	size_t o = 0;
+	int r;
+
+	r = make_addr(path, &sa, &len);
+	if (r < 0)
+		return r;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, len) < 0)
+		return -errno;
+	r = coredam_ctl_send(fd, request);
+	if (r >= 0)
+		r = coredam_ctl_send(fd, "\n");
+	if (r < 0)
+		return r;
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		ssize_t n = recv(fd, buf + o, size - 1 - o, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		}
+		if (n == 0)
+			break;
+		o += n;
+		if (o >= size - 1)
+			return -E2BIG;
+	}
+	buf[o] = '\0';
+	return (int)o;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef COREDAM_CONTROL_H
+#define COREDAM_CONTROL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * The control socket: a Unix stream socket, mode 0600, owned by root. One
+ * request per connection: a single line of at most COREDAM_CTL_REQ_MAX
+ * bytes; the answer is "OK" or "ERR <message>" on the first line, then
+ * "key=value" lines, at most COREDAM_CTL_RESP_MAX bytes, then EOF.
+ *
+ *   PING
+ *   STATUS
+ *   SET <name> <value>      name: bandwidth read-bandwidth concurrency mode floor ceiling
+ *   RELOAD
+ *
+ * The server checks the peer with SO_PEERCRED: uid 0 (or the server's own
+ * uid, for unprivileged test runs) only.
+ */
+#define COREDAM_CTL_REQ_MAX 256
+#define COREDAM_CTL_RESP_MAX 16384
+
+enum coredam_ctl_cmd {
+	COREDAM_CTL_PING,
+	COREDAM_CTL_STATUS,
+	COREDAM_CTL_SET,
+	COREDAM_CTL_RELOAD,
+};
+
+struct coredam_ctl_request {
+	enum coredam_ctl_cmd cmd;
+	char name[32];
+	char value[128];
+};
+
+int coredam_ctl_parse(const char *line, struct coredam_ctl_request *ret);
+
+/* SET names -> coredam.conf section and key */
+int coredam_ctl_set_key(const char *name, const char **ret_section, const char **ret_key);
+
+int coredam_ctl_listen(const char *path, int *ret_fd);
+/* accept() one client; -EPERM (after answering "ERR") if the peer is not allowed */
+int coredam_ctl_accept(int listen_fd, int *ret_fd, uid_t *ret_uid);
+/* Read one request line with a deadline (ms). */
+int coredam_ctl_read_request(int fd, int timeout_ms, char *buf, size_t size);
+int coredam_ctl_send(int fd, const char *text);
+
+/* Client: send @request, read the answer into @buf. */
+int coredam_ctl_call(const char *path, const char *request, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Dumps in progress, as /proc shows them. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+
+#include "dumps.h"
+#include "util.h"
+
+const char *coredam_dump_state_str(enum coredam_dump_state s)
+{
+	switch (s) {
+	case COREDAM_DUMP_WRITING:
+		return "writing";
+	case COREDAM_DUMP_WAITING:
+		return "waiting";
+	case COREDAM_DUMP_HELPER:
+		return "helper";
+	case COREDAM_DUMP_DUMPING:
+		return "dumping";
+	}
+	return "?";
+}
+
+static bool status_field(const char *status, const char *key, char *buf, size_t size)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = status; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
+			const char *v = p + kl + 1;
+			size_t len;
+
+			v += strspn(v, " \t");
+			len = strcspn(v, "\n");
+			if (len >= size)
+				len = size - 1;
+			memcpy(buf, v, len);
+			buf[len] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
+		       struct coredam_dump **ret, size_t *ret_n)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_free_ struct coredam_dump *v = NULL;
+	size_t n = 0, alloc = 0;
+	struct dirent *de;
+
+	d = opendir(roots->proc);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *status = NULL, *cg = NULL, *io = NULL;
+		struct coredam_dump dp = { 0 };
+		char f[64], val[64];
+		bool dumping, in_cg = false;
+		uint32_t pid;
+		ssize_t l;
+
+		if (parse_u32(de->d_name, &pid) < 0)
+			continue;
+		snprintf(f, sizeof(f), "%s/status", de->d_name);
+		if (read_file_at(dirfd(d), f, 65536, &status) < 0)
+			continue; /* gone */
+		dumping = status_field(status, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
+		if (*cgroup) {
+			snprintf(f, sizeof(f), "%s/cgroup", de->d_name);
+			if (read_file_at(dirfd(d), f, 65536, &cg) >= 0) {
+				char *p = strstr(cg, "0::");
+
+				if (p) {
+					p += 3;
+					p[strcspn(p, "\n")] = '\0';
+					in_cg = strcmp(p, cgroup) == 0;
+				}
+			}
+		}
+		if (!dumping && !in_cg)
+			continue;
+		dp.pid = (pid_t)pid;
+		if (dumping)
+			dp.state = in_cg ? COREDAM_DUMP_WRITING : *cgroup ? COREDAM_DUMP_WAITING : COREDAM_DUMP_DUMPING;
+		else
+			dp.state = COREDAM_DUMP_HELPER;
+		status_field(status, "Name", dp.comm, sizeof(dp.comm));
+		snprintf(f, sizeof(f), "%s/exe", de->d_name);
+		l = readlinkat(dirfd(d), f, dp.exe, sizeof(dp.exe) - 1);
+		dp.exe[l > 0 ? l : 0] = '\0';
+		snprintf(f, sizeof(f), "%s/io", de->d_name);
+		if (read_file_at(dirfd(d), f, 4096, &io) >= 0) {
+			char *p = strstr(io, "\nwrite_bytes:");
+
+			if (!p && strncmp(io, "write_bytes:", 12) == 0)
+				p = io - 1;
+			if (p)
+				dp.write_bytes = strtoull(p + 13, NULL, 10);
+		}
+		if (n == alloc) {
+			struct coredam_dump *nv;
+
+			alloc = alloc ? 2 * alloc : 8;
+			nv = realloc(v, alloc * sizeof(*v));
+			if (!nv)
+				return -ENOMEM;
+			v = nv;
+		}
+		v[n++] = dp;
+	}
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}

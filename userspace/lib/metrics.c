@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <fcntl.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <limits.h>
+
+#include "metrics.h"
+#include "util.h"
+
+struct out {
+	char *buf;
+	size_t size, o;
+	int err;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void emit(struct out *w, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (w->err)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(w->buf + w->o, w->size - w->o, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= w->size - w->o) {
+		w->err = -ENOBUFS;
+		return;
+	}
+	w->o += n;
+}
+
+static void metric(struct out *w, const char *name, const char *type, const char *help, double v)
+{
+	emit(w, "# HELP coredam_%s %s\n# TYPE coredam_%s %s\ncoredam_%s %.17g\n", name, help, name, type,
+	     name, v);
+}
+
+static void metric_u(struct out *w, const char *name, const char *type, const char *help, uint64_t v)
+{
+	emit(w, "# HELP coredam_%s %s\n# TYPE coredam_%s %s\ncoredam_%s %" PRIu64 "\n", name, help, name,
+	     type, name, v);
+}
+
+int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t size)
+{
+	static const char *const help[COREDAM_STATS_N] = {
+		"Dumps admitted and still writing (kernel).",
+		"Dumps waiting for a slot (kernel).",
+		"Dumps that reached admission (kernel).",
+		"Dumps that got a slot (kernel).",
+		"Admitted dumps that wrote a complete core (kernel).",
+		"Admitted dumps that ended without a complete core (kernel).",
+		"Dumps skipped because the queue was full (kernel).",
+		"Dumps skipped because their wait timed out (kernel).",
+		"Dumps killed while waiting (kernel).",
+		"Pipe dumps skipped by core_pipe_limit (kernel).",
+		"Admitted dumps that could not be moved into the dump cgroup (kernel).",
+		"Bytes of core written by admitted dumps (kernel).",
+	};
+	struct out w = { .buf = buf, .size = size };
+
+	metric_u(&w, "kernel_support", "gauge", "1 if the kernel has every coredam knob.", m->kernel_full);
+	if (m->have_stats) {
+		for (int i = 0; i < COREDAM_STATS_N; i++) {
+			bool gauge = i == COREDAM_STAT_ACTIVE || i == COREDAM_STAT_WAITING;
+			char name[64];
+
+			snprintf(name, sizeof(name), "dumps_%s%s", coredam_stat_names[i],
+				 gauge ? "" : i == COREDAM_STAT_BYTES ? "_total" : "_total");
+			if (i == COREDAM_STAT_BYTES)
+				snprintf(name, sizeof(name), "dump_bytes_total");
+			metric_u(&w, name, gauge ? "gauge" : "counter", help[i], m->stats.v[i]);
+		}
+	}
+	emit(&w, "# HELP coredam_mode Budget mode (label), value 1.\n# TYPE coredam_mode gauge\n"
+		 "coredam_mode{mode=\"%s\"} 1\n", coredam_mode_str(m->mode));
+	metric_u(&w, "write_bandwidth_bytes_per_second", "gauge",
+		 "Write bandwidth allowed to the dump cgroup, 0 = unlimited.", m->budget.wbps);
+	metric_u(&w, "concurrency", "gauge", "Dumps allowed to write at once, 0 = unlimited.",
+		 m->budget.concurrency);
+	metric(&w, "foreground_io_pressure_ratio", "gauge",
+	       "Foreground I/O stall fraction over the last interval.", m->foreground_pressure);
+	metric_u(&w, "budget_changes_total", "counter", "Budget changes made by the agent.",
+		 m->budget_changes);
+	metric_u(&w, "pressure_triggers_total", "counter", "PSI trigger events received.",
+		 m->pressure_triggers);
+	metric_u(&w, "space_below_floor", "gauge", "1 while the destination is below its free-space floor.",
+		 m->space_below);
+	metric_u(&w, "space_free_bytes", "gauge", "Free bytes at the destination.", m->free_bytes);
+	metric_u(&w, "space_floor_bytes", "gauge", "Free-space floor of the destination.", m->floor_bytes);
+	metric_u(&w, "space_low_episodes_total", "counter", "Times the destination fell below the floor.",
+		 m->space_low_episodes);
+	metric_u(&w, "incomplete_cores_marked_total", "counter",
+		 "Incomplete cores renamed to *.incomplete.", m->incomplete_marked);
+	metric_u(&w, "config_reloads_total", "counter", "Configuration reloads that succeeded.", m->reloads);
+	metric_u(&w, "config_reload_failures_total", "counter",
+		 "Configuration reloads refused (the last good configuration stayed).", m->reload_failures);
+	if (w.err)
+		return w.err;
+	return (int)w.o;
+}
+
+int coredam_metrics_write(const char *path, const char *text)
+{
+	char dir[PATH_MAX], *base;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	r = xsnprintf(dir, sizeof(dir), "%s", path);
+	if (r < 0)
+		return r;
+	base = strrchr(dir, '/');
+	if (!base || !base[1])
+		return -EINVAL;
+	*base++ = '\0';
+	r = open_dir_at(AT_FDCWD, *dir ? dir : "/", &fd);
+	if (r < 0)
+		return r;
+	return write_file_atomic_at(fd, base, text, strlen(text), 0644);
+}

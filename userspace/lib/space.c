@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Free-space guard and incomplete-core marking. */
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "space.h"
+#include "util.h"
+
+void coredam_space_eval(const struct coredam_config *cfg, uint64_t free_bytes, uint64_t total_bytes,
+			struct coredam_space *ret)
+{
+	struct coredam_space s = {
+		.free_bytes = free_bytes,
+		.total_bytes = total_bytes,
+		.floor_bytes = coredam_config_free_floor(cfg, total_bytes),
+	};
+
+	s.below = s.floor_bytes > 0 && free_bytes < s.floor_bytes;
+	*ret = s;
+}
+
+int coredam_space_check(const struct coredam_config *cfg, const char *dir, struct coredam_space *ret)
+{
+	struct statvfs st;
+
+	if (statvfs(dir, &st) < 0)
+		return -errno;
+	coredam_space_eval(cfg, (uint64_t)st.f_bavail * st.f_frsize, (uint64_t)st.f_blocks * st.f_frsize,
+			   ret);
+	return 0;
+}
+
+void coredam_admission_eval(const struct coredam_config *cfg, const struct coredam_budget *b,
+			    bool space_below, struct coredam_admission *ret)
+{
+	struct coredam_admission a = {
+		.concurrency = b->concurrency,
+		.waiting = cfg->queue_cap,
+		.timeout_ms = (uint32_t)(cfg->wait_timeout_usec / 1000),
+	};
+
+	if (cfg->wait_timeout_usec && a.timeout_ms == 0)
+		a.timeout_ms = 1;
+	if (space_below) {
+		a.concurrency = 1;
+		a.waiting = 1;
+		a.timeout_ms = 1;
+	}
+	*ret = a;
+}
+
+static int elf_need(int fd, uint64_t *ret)
+{
+	unsigned char ident[EI_NIDENT];
+	uint64_t need = 0;
+
+	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident))
+		return -EMEDIUMTYPE;
+	if (memcmp(ident, ELFMAG, SELFMAG) != 0 || ident[EI_DATA] != ELFDATA2LSB)
+		return -EMEDIUMTYPE;
+	if (ident[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+
+		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_type != ET_CORE ||
+		    eh.e_phentsize != sizeof(Elf64_Phdr))
+			return -EMEDIUMTYPE;
+		need = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
+		for (unsigned int i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph)) != (ssize_t)sizeof(ph)) {
+				*ret = UINT64_MAX; /* headers themselves cut off */
+				return 0;
+			}
+			need = MAX(need, ph.p_offset + ph.p_filesz);
+		}
+	} else if (ident[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr eh;
+
+		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_type != ET_CORE ||
+		    eh.e_phentsize != sizeof(Elf32_Phdr))
+			return -EMEDIUMTYPE;
+		need = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf32_Phdr);
+		for (unsigned int i = 0; i < eh.e_phnum; i++) {
+			Elf32_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph)) != (ssize_t)sizeof(ph)) {
+				*ret = UINT64_MAX;
+				return 0;
+			}
+			need = MAX(need, (uint64_t)ph.p_offset + ph.p_filesz);
+		}
+	} else {
+		return -EMEDIUMTYPE;
+	}
+	*ret = need;
+	return 0;
+}
+
+int coredam_core_incomplete(int dirfd, const char *name, bool *ret)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	uint64_t need;
+	int r;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EMEDIUMTYPE;
+	r = elf_need(fd, &need);
+	if (r < 0)
+		return r;
+	*ret = (uint64_t)st.st_size < need;
+	return 0;
+}
+
+int coredam_mark_incomplete(const char *dir, time_t since)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int count = 0;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char newname[NAME_MAX + 16];
+		struct stat st;
+		bool bad = false;
+		size_t l = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' || (l > 11 && strcmp(de->d_name + l - 11, ".incomplete") == 0))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_mtime < since)
+			continue;
+		if (coredam_core_incomplete(dirfd(d), de->d_name, &bad) < 0 || !bad)
+			continue;
+		if (xsnprintf(newname, sizeof(newname), "%s.incomplete", de->d_name) < 0)
+			continue;
+		if (renameat(dirfd(d), de->d_name, dirfd(d), newname) < 0)
+			return -errno;
+		log_debug("marked %s/%s incomplete", dir, de->d_name);
+		count++;
+	}
+	return count;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef COREDAM_SPACE_H
+#define COREDAM_SPACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "budget.h"
+#include "config.h"
+
+struct coredam_space {
+	uint64_t free_bytes;	/* available to unprivileged writers (f_bavail) */
+	uint64_t total_bytes;
+	uint64_t floor_bytes;
+	bool below;
+};
+
+/* Pure: is @free below the floor the config sets for a filesystem of @total? */
+void coredam_space_eval(const struct coredam_config *cfg, uint64_t free_bytes, uint64_t total_bytes,
+			struct coredam_space *ret);
+int coredam_space_check(const struct coredam_config *cfg, const char *dir, struct coredam_space *ret);
+
+/*
+ * The admission sysctls to write, from the budget and the space guard.
+ *
+ * The kernel has no "admit nothing" setting (core_max_concurrency=0 means
+ * unlimited). While the destination is below its free-space floor the agent
+ * squeezes admission instead: one dump may write at a time, none may wait
+ * (core_max_waiting=1 with core_wait_timeout_ms=1: a dump that cannot get
+ * the slot at once is skipped and counted as skipped_timeout or
+ * skipped_full by the kernel). What can still land below the floor is
+ * bounded by the dumps already writing plus one.
+ */
+struct coredam_admission {
+	uint32_t concurrency, waiting, timeout_ms;
+};
+
+void coredam_admission_eval(const struct coredam_config *cfg, const struct coredam_budget *b,
+			    bool space_below, struct coredam_admission *ret);
+
+/*
+ * Is the ELF core @name (under @dirfd) shorter than its program headers
+ * say? -EMEDIUMTYPE when it is not an ELF core file.
+ */
+int coredam_core_incomplete(int dirfd, const char *name, bool *ret);
+
+/*
+ * Rename every incomplete core modified at or after @since in @dir to
+ * "<name>.incomplete", so that no partial core looks whole. Returns the
+ * number renamed.
+ */
+int coredam_mark_incomplete(const char *dir, time_t since);
+
+#endif

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "util.h"
+
+bool coredam_debug;
+
+void coredam_log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("debug: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, max + 1 - len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += n;
+		if (len > max)
+			return -EFBIG;
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	return (int)MIN(len, (size_t)INT32_MAX);
+}
+
+int read_line_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	_cleanup_free_ char *s = NULL;
+	size_t n;
+	int r;
+
+	r = read_file_at(dirfd, path, 65536, &s);
+	if (r < 0)
+		return r;
+	n = strcspn(s, "\n");
+	if (n >= size)
+		return -ENOBUFS;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int write_file_at(int dirfd, const char *path, const char *s)
+{
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(s);
+	ssize_t n;
+
+	fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode)
+{
+	char tmp[4096];
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	r = xsnprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	if (r < 0)
+		return r;
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, mode);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out_unlink;
+		}
+		data += n;
+		len -= n;
+	}
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+		r = -errno;
+		goto out_unlink;
+	}
+	if (renameat(dirfd, tmp, dirfd, path) < 0) {
+		r = -errno;
+		goto out_unlink;
+	}
+	return 0;
+
+out_unlink:
+	unlinkat(dirfd, tmp, 0);
+	return r;
+}
+
+int xsnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= size)
+		return -ENOBUFS;
+	return n;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -errno;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int parse_u32(const char *s, uint32_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	r = parse_u64(s, &v);
+	if (r < 0)
+		return r;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t base, uint64_t *ret)
+{
+	static const char suffixes[] = "KMGT";
+	unsigned long long whole, frac = 0, frac_div = 1;
+	uint64_t mult = 1, v;
+	const char *p;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	whole = strtoull(s, &end, 10);
+	if (errno)
+		return -errno;
+	p = end;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		while (isdigit((unsigned char)*p)) {
+			if (frac_div < 1000000) {
+				frac = frac * 10 + (*p - '0');
+				frac_div *= 10;
+			}
+			p++;
+		}
+	}
+	if (*p) {
+		const char *c = strchr(suffixes, toupper((unsigned char)*p));
+
+		if (!c || !*c)
+			return -EINVAL;
+		for (int i = 0; i <= c - suffixes; i++)
+			mult *= base;
+		p++;
+		if (*p == 'i' && base == 1024)
+			p++;
+	}
+	if (*p == 'B' || *p == 'b')
+		p++;
+	if (base == 1000 && strcmp(p, "/s") == 0)
+		p += 2;
+	if (*p)
+		return -EINVAL;
+	if (mult > 1 && whole > UINT64_MAX / mult)
+		return -ERANGE;
+	v = whole * mult;
+	if (frac) {
+		if (mult == 1)
+			return -EINVAL; /* fractions of a byte */
+		v += (uint64_t)((double)frac / frac_div * mult);
+	}
+	*ret = v;
+	return 0;
+}
+
+int parse_duration(const char *s, uint64_t *ret_usec)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t usec;
+	} units[] = {
+		{ "", 1000000 }, { "s", 1000000 }, { "sec", 1000000 },
+		{ "ms", 1000 }, { "msec", 1000 }, { "us", 1 }, { "usec", 1 },
+		{ "m", 60000000 }, { "min", 60000000 }, { "h", 3600000000ULL },
+	};
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -errno;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+		if (strcmp(end, units[i].suffix) != 0)
+			continue;
+		if (v > UINT64_MAX / units[i].usec)
+			return -ERANGE;
+		*ret_usec = v * units[i].usec;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "1", "yes", "y", "true", "on" };
+	static const char *const no[] = { "0", "no", "n", "false", "off" };
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+	for (size_t i = 0; i < ELEMENTSOF(no); i++)
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *format_size(char *buf, size_t size, uint64_t v)
+{
+	static const char units[] = "KMGT";
+	double d = (double)v;
+	int u = -1;
+
+	while (d >= 1024.0 && u < 3) {
+		d /= 1024.0;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%" PRIu64 "B", v);
+	else
+		snprintf(buf, size, "%.1f%c", d, units[u]);
+	return buf;
+}
+
+char *strstrip(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int path_join(char *buf, size_t size, const char *a, const char *b)
+{
+	size_t la = strlen(a);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (*b == '/')
+		b++;
+	if (la == 1 && a[0] == '/')
+		return xsnprintf(buf, size, "/%s", b);
+	if (!*b)
+		return xsnprintf(buf, size, "%.*s", (int)la, a);
+	return xsnprintf(buf, size, "%.*s/%s", (int)la, a, b);
+}
+
+int open_dir_at(int dirfd, const char *path, int *ret_fd)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}
+
+uint64_t now_usec(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	int r;
+
+	r = xsnprintf(buf, sizeof(buf), "%s", path);
+	if (r < 0)
+		return r;
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = c;
+		if (!c)
+			break;
+	}
+	return 0;
+}

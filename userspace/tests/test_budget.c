@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The budget controller against pressure traces. The traces are
+ * foreground "some" stall fractions per 1 s interval, recorded in the
+ * testbed of DESIGN.md (idle; a storm where a probe's fsyncs suffer; and a
+ * foreground burst that comes and goes).
+ */
+#include "budget.h"
+#include "space.h"
+#include "test.h"
+#include "util.h"
+
+static void adaptive_cfg(struct coredam_config *c)
+{
+	coredam_config_init(c);
+	c->mode = COREDAM_MODE_ADAPTIVE;
+	c->floor_bps = 10000000;
+	c->ceiling_bps = 0; /* auto */
+}
+
+TEST(budget_fixed_ignores_pressure)
+{
+	struct coredam_config c;
+	struct coredam_budget_params p;
+	struct coredam_budget b, n;
+	struct coredam_pressure_sample s = { .foreground = 0.9, .triggered = true };
+
+	coredam_config_init(&c);
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_init(&p, &b);
+	CHECK_EQ_INT(b.wbps, 10000000);
+	CHECK_EQ_INT(b.concurrency, 2);
+	CHECK(!coredam_budget_step(&p, &b, &s, &n));
+	CHECK_EQ_INT(n.wbps, 10000000);
+}
+
+TEST(budget_auto_ceiling)
+{
+	CHECK_EQ_INT(coredam_budget_auto_ceiling(10000000, 0), 30000000);
+	CHECK_EQ_INT(coredam_budget_auto_ceiling(10000000, 100000000), 75000000);
+	CHECK_EQ_INT(coredam_budget_auto_ceiling(10000000, 20000000), 30000000);
+	CHECK_EQ_INT(coredam_budget_auto_ceiling(50000000, 0), 50000000);
+}
+
+static const double trace_idle[] = { 0.00, 0.01, 0.00, 0.02, 0.00, 0.00, 0.01, 0.00, 0.00, 0.00,
+				     0.00, 0.01, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00 };
+
+TEST(budget_idle_rises_to_ceiling)
+{
+	struct coredam_config c;
+	struct coredam_budget_params p;
+	struct coredam_budget b;
+	uint64_t drained = 0;
+
+	adaptive_cfg(&c);
+	coredam_budget_params_from_config(&c, 0, &p);
+	CHECK_EQ_INT(p.ceiling_bps, 30000000);
+	CHECK_EQ_INT(p.step_bps, 5000000);
+	coredam_budget_init(&p, &b);
+	CHECK_EQ_INT(b.wbps, 10000000);
+	CHECK_EQ_INT(b.concurrency, 1);
+	for (size_t i = 0; i < ELEMENTSOF(trace_idle); i++) {
+		struct coredam_pressure_sample s = { .foreground = trace_idle[i] };
+
+		coredam_budget_step(&p, &b, &s, &b);
+		CHECK(b.wbps >= p.floor_bps && b.wbps <= p.ceiling_bps);
+		drained += b.wbps;
+	}
+	CHECK_EQ_INT(b.wbps, 30000000);
+	CHECK(b.concurrency > 1 && b.concurrency <= 4);
+	/* the goal: on an idle disk, at least twice what the fixed floor drains */
+	CHECK(drained >= 2 * 10000000ULL * ELEMENTSOF(trace_idle));
+}
+
+/* a storm: foreground suffers at once (35-60% stalled), then settles */
+static const double trace_storm[] = { 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00,
+				      0.35, 0.60, 0.42, 0.18, 0.07, 0.04, 0.03, 0.03, 0.02, 0.02 };
+
+TEST(budget_storm_backs_off_to_floor)
+{
+	struct coredam_config c;
+	struct coredam_budget_params p;
+	struct coredam_budget b;
+	uint64_t peak = 0;
+
+	adaptive_cfg(&c);
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_init(&p, &b);
+	for (size_t i = 0; i < ELEMENTSOF(trace_storm); i++) {
+		struct coredam_pressure_sample s = { .foreground = trace_storm[i] };
+
+		coredam_budget_step(&p, &b, &s, &b);
+		if (i == 9)
+			peak = b.wbps;
+		if (i == 12) {
+			/* three pressured samples: halved three times, clamped at the floor */
+			CHECK_EQ_INT(b.wbps, 10000000);
+			CHECK_EQ_INT(b.concurrency, 1);
+		}
+		if (i == 13)
+			CHECK_EQ_INT(b.wbps, 10000000); /* 18%: still above the target */
+	}
+	CHECK_EQ_INT(peak, 30000000);
+	/* pressure gone: it climbs again, but not past the ceiling */
+	CHECK(b.wbps > 10000000 && b.wbps <= 30000000);
+}
+
+TEST(budget_trigger_event_backs_off)
+{
+	struct coredam_config c;
+	struct coredam_budget_params p;
+	struct coredam_budget b = { .wbps = 30000000, .concurrency = 3 }, n;
+	struct coredam_pressure_sample s = { .foreground = 0.0, .triggered = true };
+
+	adaptive_cfg(&c);
+	coredam_budget_params_from_config(&c, 0, &p);
+	CHECK(coredam_budget_step(&p, &b, &s, &n));
+	CHECK_EQ_INT(n.wbps, 15000000);
+	CHECK_EQ_INT(n.concurrency, 2);
+}
+
+TEST(budget_out_of_range_state_clamped)
+{
+	struct coredam_config c;
+	struct coredam_budget_params p;
+	struct coredam_budget b = { .wbps = 0, .concurrency = 0 }, n;
+	struct coredam_pressure_sample s = { .foreground = 0.12 };
+
+	adaptive_cfg(&c);
+	c.ceiling_bps = 40000000;
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_step(&p, &b, &s, &n); /* from fixed "unlimited" */
+	CHECK(n.wbps <= 40000000 && n.wbps >= 10000000);
+	CHECK(n.concurrency >= 1 && n.concurrency <= 4);
+}
+
+TEST(admission_and_space_guard)
+{
+	struct coredam_config c;
+	struct coredam_budget b = { .wbps = 1, .concurrency = 3 };
+	struct coredam_admission a;
+	struct coredam_space sp;
+
+	coredam_config_init(&c);
+	c.wait_timeout_usec = 500; /* under a millisecond: still a timeout */
+	coredam_admission_eval(&c, &b, false, &a);
+	CHECK(a.concurrency == 3 && a.waiting == 64 && a.timeout_ms == 1);
+	coredam_admission_eval(&c, &b, true, &a);
+	CHECK(a.concurrency == 1 && a.waiting == 1 && a.timeout_ms == 1);
+
+	coredam_space_eval(&c, 2ULL << 30, 100ULL << 30, &sp);
+	CHECK(!sp.below && sp.floor_bytes == 1ULL << 30);
+	coredam_space_eval(&c, 512ULL << 20, 100ULL << 30, &sp);
+	CHECK(sp.below);
+	c.free_floor_percent = 5;
+	coredam_space_eval(&c, 2ULL << 30, 100ULL << 30, &sp);
+	CHECK(sp.below && sp.floor_bytes == 5ULL << 30);
+	c.free_floor_bytes = 0;
+	c.free_floor_percent = 0;
+	coredam_space_eval(&c, 0, 100ULL << 30, &sp);
+	CHECK(!sp.below); /* floor off */
+}

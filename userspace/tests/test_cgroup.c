@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <fcntl.h>
+
+#include "cgroup.h"
+#include "test.h"
+#include "util.h"
+
+TEST(io_max_format_parse)
+{
+	struct coredam_io_limit l = { .major = 8, .minor = 0, .wbps = 10000000 }, p;
+	char buf[160];
+
+	CHECK(coredam_io_limit_format(&l, buf, sizeof(buf)) > 0);
+	CHECK_STREQ(buf, "8:0 rbps=max wbps=10000000 riops=max wiops=max");
+	CHECK(coredam_io_limit_parse(buf, &p) == 0);
+	CHECK(memcmp(&l, &p, sizeof(l)) == 0);
+	CHECK(coredam_io_limit_parse("253:2 wiops=100", &p) == 0);
+	CHECK(p.major == 253 && p.minor == 2 && p.wiops == 100 && p.wbps == 0);
+	CHECK(coredam_io_limit_format(&l, buf, 10) == -ENOBUFS);
+	CHECK(coredam_io_limit_parse("8:0 wbps=fast", &p) < 0);
+	CHECK(coredam_io_limit_parse("8 wbps=1", &p) < 0);
+	CHECK(coredam_io_limit_parse("8:0 bogus=1", &p) < 0);
+	CHECK(coredam_io_limit_parse("8:0 wbps=0", &p) < 0);
+	CHECK(coredam_io_limit_parse("", &p) < 0);
+}
+
+TEST(io_max_file_parse)
+{
+	struct coredam_io_limit *v = NULL;
+	size_t n = 0;
+
+	CHECK(coredam_io_max_parse("8:16 rbps=2097152 wbps=max riops=max wiops=120\n"
+				   "253:0 rbps=max wbps=30000000 riops=max wiops=max\n", &v, &n) == 0);
+	CHECK_EQ_INT(n, 2);
+	if (n == 2) {
+		CHECK(v[0].major == 8 && v[0].minor == 16 && v[0].rbps == 2097152 && v[0].wiops == 120);
+		CHECK(v[1].major == 253 && v[1].wbps == 30000000);
+	}
+	free(v);
+	v = NULL;
+	CHECK(coredam_io_max_parse("", &v, &n) == 0 && n == 0 && v == NULL);
+	CHECK(coredam_io_max_parse("garbage\n", &v, &n) < 0);
+}
+
+static void fake_cgroot(const char *ctrl_root, const char *ctrl_sys)
+{
+	mkfile("cg/cgroup.controllers", ctrl_root);
+	mkfile("cg/cgroup.subtree_control", "");
+	mkfile("cg/system.slice/cgroup.controllers", ctrl_sys);
+	mkfile("cg/system.slice/cgroup.subtree_control", "");
+}
+
+TEST(cgroup_create_and_enable)
+{
+	struct coredam_cg_fault f = { 0 };
+	int root, cg = -1;
+	char *s;
+
+	fake_cgroot("cpuset cpu io memory pids\n", "io memory pids\n");
+	root = open(tpath("cg"), O_RDONLY | O_DIRECTORY);
+	CHECK(coredam_cg_open(root, "/system.slice/coredump.slice", false, &cg) == -ENOENT);
+	CHECK(coredam_cg_open(root, "/system.slice/coredump.slice", true, &cg) == 0);
+	CHECK(cg >= 0);
+	CHECK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f) == 0);
+	/* a regular file takes the last write: the last rule written is "+memory" */
+	s = slurp("cg/cgroup.subtree_control");
+	CHECK(s && strcmp(s, "+memory") == 0);
+	free(s);
+	s = slurp("cg/system.slice/cgroup.subtree_control");
+	CHECK(s && strcmp(s, "+memory") == 0);
+	free(s);
+	/* the dump cgroup's own subtree_control is never touched */
+	CHECK(faccessat(cg, "cgroup.subtree_control", F_OK, 0) < 0);
+
+	/* already enabled: nothing written */
+	mkfile("cg/cgroup.subtree_control", "io memory\n");
+	mkfile("cg/system.slice/cgroup.subtree_control", "memory io\n");
+	CHECK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f) == 0);
+	s = slurp("cg/system.slice/cgroup.subtree_control");
+	CHECK(s && strcmp(s, "memory io\n") == 0);
+	free(s);
+
+	CHECK(coredam_cg_open(root, "/", true, &cg) == -EINVAL);
+	close(cg);
+	close(root);
+}
+
+TEST(cgroup_enable_names_parent)
+{
+	struct coredam_cg_fault f = { 0 };
+	int root;
+
+	fake_cgroot("cpu io memory\n", "cpu memory\n"); /* io not delegated to system.slice's children */
+	mkfile("cg/system.slice/cgroup.subtree_control", "memory\n");
+	root = open(tpath("cg"), O_RDONLY | O_DIRECTORY);
+	CHECK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f) == -ENOENT);
+	CHECK_STREQ(f.path, "/system.slice/cgroup.subtree_control");
+	CHECK(strstr(f.what, "\"io\"") != NULL);
+	/* missing io.max in the cgroup: name the parent lacking +io */
+	mkfile("cg/system.slice/coredump.slice/memory.high", "max\n");
+	memset(&f, 0, sizeof(f));
+	CHECK(coredam_cg_check_files(root, "/system.slice/coredump.slice", &f) == -ENOENT);
+	CHECK_STREQ(f.path, "/system.slice/cgroup.subtree_control");
+	CHECK(strstr(f.what, "lacks +io") != NULL);
+	mkfile("cg/system.slice/coredump.slice/io.max", "");
+	CHECK(coredam_cg_check_files(root, "/system.slice/coredump.slice", &f) == 0);
+	close(root);
+}
+
+TEST(cgroup_write_io_max_one_rule_per_write)
+{
+	struct coredam_io_limit nw[] = { { .major = 8, .minor = 0, .wbps = 20000000 } };
+	struct coredam_io_limit old[] = { { .major = 8, .minor = 0, .wbps = 10000000 },
+					  { .major = 259, .minor = 0, .wbps = 10000000 } };
+	struct coredam_io_limit *v = NULL;
+	size_t n = 0;
+	int cg;
+	char *s;
+
+	/* a FIFO would show us every write; a regular file keeps them appended with O_APPEND-less
+	 * writes at increasing offsets from one open: both rules end up in the file in order */
+	mkfile("cg/dump/io.max", "");
+	cg = open(tpath("cg/dump"), O_RDONLY | O_DIRECTORY);
+	CHECK(coredam_cg_write_io_max(cg, nw, 1, old, 2) == 0);
+	s = slurp("cg/dump/io.max");
+	CHECK(s && strcmp(s, "259:0 rbps=max wbps=max riops=max wiops=max"
+			     "8:0 rbps=max wbps=20000000 riops=max wiops=max") == 0);
+	free(s);
+	mkfile("cg/dump/io.max", "8:0 rbps=max wbps=20000000 riops=max wiops=max\n");
+	CHECK(coredam_cg_read_io_max(cg, &v, &n) == 0 && n == 1 && v[0].wbps == 20000000);
+	free(v);
+	CHECK(coredam_cg_write_memory_high(cg, 0) == -ENOENT); /* no memory.high: not created */
+	mkfile("cg/dump/memory.high", "");
+	CHECK(coredam_cg_write_memory_high(cg, 256ULL << 20) == 0);
+	s = slurp("cg/dump/memory.high");
+	CHECK(s && strcmp(s, "268435456") == 0);
+	free(s);
+	close(cg);
+}
+
+TEST(cgroup_procs_events)
+{
+	pid_t *p = NULL;
+	size_t n = 0;
+	bool pop = false;
+	int cg;
+
+	mkfile("cg/dump/cgroup.procs", "12\n345\n");
+	mkfile("cg/dump/cgroup.events", "populated 1\nfrozen 0\n");
+	cg = open(tpath("cg/dump"), O_RDONLY | O_DIRECTORY);
+	CHECK(coredam_cg_read_procs(cg, &p, &n) == 0 && n == 2 && p[0] == 12 && p[1] == 345);
+	free(p);
+	CHECK(coredam_cg_populated(cg, &pop) == 0 && pop);
+	close(cg);
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "config.h"
+#include "test.h"
+#include "util.h"
+
+TEST(config_defaults)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+
+	/* no file, no drop-in dir: the documented defaults */
+	CHECK(coredam_config_load(tpath("none.conf"), tpath("none.d"), &c, &e) == 0);
+	CHECK_STREQ(c.cgroup, "/coredump.slice");
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_FIXED);
+	CHECK_EQ_INT(c.write_bps, 10000000);
+	CHECK_EQ_INT(c.read_bps, 0);
+	CHECK_EQ_INT(c.concurrency, 2);
+	CHECK_EQ_INT(c.queue_cap, 64);
+	CHECK_EQ_INT(c.wait_timeout_usec, 0);
+	CHECK_EQ_INT(c.memory_high, 256ULL << 20);
+	CHECK_EQ_INT(c.floor_bps, 10000000);
+	CHECK_EQ_INT(c.ceiling_bps, 0);
+	CHECK_EQ_INT(c.free_floor_bytes, 1ULL << 30);
+	CHECK_EQ_INT(c.writeback_window, 1 << 20);
+	CHECK_STREQ(c.metrics_file, "/run/coredam/metrics.prom");
+	CHECK_STREQ(c.control_socket, "/run/coredam/control.sock");
+	CHECK_STREQ(c.destination, "");
+	CHECK(!c.require_kernel_support);
+}
+
+TEST(config_good_and_every_unit)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+
+	mkfile("c/coredam.conf",
+	       "# comment\n; other comment\n\n"
+	       "[Agent]\nMode = adaptive\nRequireKernelSupport=yes\nInterval=500ms\n"
+	       "MetricsFile=/var/lib/node/coredam.prom\n"
+	       "[Cgroup]\nPath=/system.slice/coredump.slice\nMemoryHigh=1.5G\n"
+	       "[Devices]\nDestination=/var/crash\nDevices=/dev/sdb 8:32\n"
+	       "[Limits]\nWriteBandwidth=50M\nReadBandwidth=max\nWriteIOPS=2K\nReadIOPS=100\n"
+	       "Concurrency=4\nQueueCap=0\nWaitTimeout=2min\nWritebackWindow=512K\n"
+	       "[Adaptive]\nFloor=5M\nCeiling=40MB/s\nConcurrencyFloor=1\nConcurrencyCeiling=8\n"
+	       "PressureTarget=20%\nPressureWindow=2s\nStep=1M\nBackoff=0.25\nHoldIntervals=3\n"
+	       "PressureCgroups=/system.slice /user.slice\n"
+	       "[Space]\nFreeSpaceFloor=2G 10%\nMarkIncomplete=no\n");
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+	CHECK(c.require_kernel_support);
+	CHECK_EQ_INT(c.interval_usec, 500000);
+	CHECK_STREQ(c.cgroup, "/system.slice/coredump.slice");
+	CHECK_EQ_INT(c.memory_high, 3ULL << 29);
+	CHECK_STREQ(c.destination, "/var/crash");
+	CHECK_STREQ(c.devices, "/dev/sdb 8:32");
+	CHECK_EQ_INT(c.write_bps, 50000000);
+	CHECK_EQ_INT(c.read_bps, 0);
+	CHECK_EQ_INT(c.write_iops, 2000);
+	CHECK_EQ_INT(c.read_iops, 100);
+	CHECK_EQ_INT(c.concurrency, 4);
+	CHECK_EQ_INT(c.queue_cap, 0);
+	CHECK_EQ_INT(c.wait_timeout_usec, 120000000);
+	CHECK_EQ_INT(c.writeback_window, 512 * 1024);
+	CHECK_EQ_INT(c.floor_bps, 5000000);
+	CHECK_EQ_INT(c.ceiling_bps, 40000000);
+	CHECK_EQ_INT(c.concurrency_ceiling, 8);
+	CHECK(c.pressure_target > 0.199 && c.pressure_target < 0.201);
+	CHECK_EQ_INT(c.pressure_window_usec, 2000000);
+	CHECK_EQ_INT(c.step_bps, 1000000);
+	CHECK(c.backoff > 0.249 && c.backoff < 0.251);
+	CHECK_EQ_INT(c.hold_intervals, 3);
+	CHECK_STREQ(c.pressure_cgroups, "/system.slice /user.slice");
+	CHECK_EQ_INT(c.free_floor_bytes, 2ULL << 30);
+	CHECK_EQ_INT(c.free_floor_percent, 10);
+	CHECK(!c.mark_incomplete);
+	/* the larger of the two floors */
+	CHECK_EQ_INT(coredam_config_free_floor(&c, 100ULL << 30), 10ULL << 30);
+	CHECK_EQ_INT(coredam_config_free_floor(&c, 10ULL << 30), 2ULL << 30);
+}
+
+TEST(config_dropin_order)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+
+	mkfile("c/coredam.conf", "[Limits]\nWriteBandwidth=20M\nConcurrency=3\n");
+	mkfile("c/coredam.conf.d/50-b.conf", "[Limits]\nWriteBandwidth=40M\n");
+	mkfile("c/coredam.conf.d/10-a.conf", "[Limits]\nWriteBandwidth=30M\nQueueCap=5\n");
+	mkfile("c/coredam.conf.d/90-c.conf", "[Limits]\nQueueCap=\n"); /* reset to default */
+	mkfile("c/coredam.conf.d/99-ignored.conf.disabled", "garbage\n");
+	mkfile("c/coredam.conf.d/.hidden.conf", "garbage\n");
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK_EQ_INT(c.write_bps, 40000000);
+	CHECK_EQ_INT(c.concurrency, 3);
+	CHECK_EQ_INT(c.queue_cap, 64);
+}
+
+static void expect_error(const char *content, int line, const char *needle)
+{
+	struct coredam_config c, before;
+	struct coredam_config_error e;
+
+	mkfile("bad/coredam.conf", content);
+	memset(&c, 0x5a, sizeof(c));
+	before = c;
+	CHECK(coredam_config_load(tpath("bad/coredam.conf"), NULL, &c, &e) < 0);
+	CHECK(memcmp(&c, &before, sizeof(c)) == 0); /* untouched */
+	CHECK_STREQ(e.file, tpath("bad/coredam.conf"));
+	CHECK_EQ_INT(e.line, line);
+	if (!strstr(e.msg, needle)) {
+		fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", e.msg, needle);
+		test_failed_checks++;
+	}
+}
+
+TEST(config_bad)
+{
+	expect_error("[Limits]\nWriteBandwidth=fast\n", 2, "WriteBandwidth=fast: not a rate");
+	expect_error("[Limits]\n\nConcurrency=-1\n", 3, "Concurrency=-1");
+	expect_error("[Agent]\nMode=turbo\n", 2, "\"fixed\" or \"adaptive\"");
+	expect_error("[Agent]\nColour=blue\n", 2, "unknown key Colour=");
+	expect_error("[Nope]\nA=b\n", 2, "unknown section [Nope]");
+	expect_error("[Limits]\nthis line has no equals\n", 2, "syntax error");
+	expect_error("[Limits]\nWaitTimeout=soon\n", 2, "not a duration");
+	expect_error("[Cgroup]\nPath=/\n", 2, "cgroup path");
+	expect_error("[Cgroup]\nPath=relative\n", 2, "cgroup path");
+	expect_error("[Cgroup]\nPath=/a/../b\n", 2, "cgroup path");
+	expect_error("[Cgroup]\nMemoryHigh=lots\n", 2, "not a size");
+	expect_error("[Devices]\nDestination=var/crash\n", 2, "absolute path");
+	expect_error("[Adaptive]\nPressureTarget=150%\n", 2, "percentage");
+	expect_error("[Adaptive]\nConcurrencyFloor=0\n", 2, "positive");
+	expect_error("[Space]\nFreeSpaceFloor=200%\n", 2, "percentage");
+	expect_error("[Adaptive]\nFloor=50M\nCeiling=20M\n", 2, "Floor= is above Ceiling=");
+	expect_error("[Adaptive]\nPressureWindow=20s\n", 2, "PressureWindow");
+	expect_error("[Space]\nMarkIncomplete=perhaps\n", 2, "yes or no");
+}
+
+TEST(config_bad_dropin_named)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+
+	mkfile("c/coredam.conf", "[Limits]\nWriteBandwidth=20M\n");
+	mkfile("c/coredam.conf.d/10-ok.conf", "[Limits]\nConcurrency=3\n");
+	mkfile("c/coredam.conf.d/20-bad.conf", "[Limits]\nConcurrency=3\nQueueCap=many\n");
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) < 0);
+	CHECK_STREQ(e.file, tpath("c/coredam.conf.d/20-bad.conf"));
+	CHECK_EQ_INT(e.line, 3);
+}
+
+TEST(config_dropin_set)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+	char *s;
+
+	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Limits", "WriteBandwidth", "25M") == 0);
+	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "adaptive") == 0);
+	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Limits", "WriteBandwidth", "35M") == 0);
+	s = slurp("c/coredam.conf.d/50-coredamctl.conf");
+	CHECK(s && strstr(s, "[Limits]\nWriteBandwidth=35M\n") && strstr(s, "[Agent]\nMode=adaptive\n"));
+	free(s);
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK_EQ_INT(c.write_bps, 35000000);
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+}
+
+TEST(config_format_roundtrip)
+{
+	struct coredam_config c, d;
+	struct coredam_config_error e;
+	char buf[8192];
+
+	coredam_config_init(&c);
+	CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
+	mkfile("rt.conf", buf);
+	CHECK(coredam_config_load(tpath("rt.conf"), NULL, &d, &e) == 0);
+	CHECK_EQ_INT(d.write_bps, c.write_bps);
+	CHECK_EQ_INT(d.memory_high, c.memory_high);
+	CHECK_EQ_INT(d.free_floor_bytes, c.free_floor_bytes);
+	CHECK_STREQ(d.cgroup, c.cgroup);
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* PSI, metrics, the ELF completeness check, dumps in /proc, the control protocol. */
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "control.h"
+#include "dumps.h"
+#include "metrics.h"
+#include "psi.h"
+#include "space.h"
+#include "test.h"
+#include "util.h"
+
+TEST(psi_parse)
+{
+	struct coredam_psi p;
+
+	CHECK(coredam_psi_parse("some avg10=1.50 avg60=0.20 avg300=0.00 total=123456\n"
+				"full avg10=0.50 avg60=0.10 avg300=0.00 total=65432\n", &p) == 0);
+	CHECK(p.some_avg10 > 1.49 && p.some_avg10 < 1.51);
+	CHECK_EQ_INT(p.some_total, 123456);
+	CHECK(p.has_full && p.full_total == 65432);
+	CHECK(coredam_psi_parse("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &p) == 0);
+	CHECK(!p.has_full);
+	CHECK(coredam_psi_parse("nonsense\n", &p) == -EBADMSG);
+	CHECK(coredam_psi_parse("", &p) == -EBADMSG);
+	CHECK(coredam_psi_fraction(1000, 251000, 1000000) > 0.249);
+	CHECK(coredam_psi_fraction(1000, 251000, 1000000) < 0.251);
+	CHECK(coredam_psi_fraction(5000, 1000, 1000000) == 0.0);
+	CHECK(coredam_psi_fraction(0, 5000000, 1000000) == 1.0);
+}
+
+TEST(psi_trigger_validates)
+{
+	int fd = -1;
+
+	mkfile("io.pressure", "");
+	CHECK(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 100000, 100000, &fd) == -EINVAL);
+	CHECK(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 200000, 100000, &fd) == -EINVAL);
+	CHECK(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 100000, 1000000, &fd) == 0);
+	CHECK(fd >= 0);
+	close(fd);
+	{
+		char *s = slurp("io.pressure");
+
+		CHECK(s && strcmp(s, "some 100000 1000000") == 0);
+		free(s);
+	}
+}
+
+TEST(metrics_output)
+{
+	struct coredam_metrics m = { .kernel_full = true, .have_stats = true, .mode = COREDAM_MODE_ADAPTIVE,
+				     .budget = { .wbps = 30000000, .concurrency = 2 },
+				     .foreground_pressure = 0.25 };
+	char buf[16384], small[64];
+	char *s;
+
+	for (int i = 0; i < COREDAM_STATS_N; i++)
+		m.stats.v[i] = i + 1;
+	CHECK(coredam_metrics_format(&m, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "# TYPE coredam_dumps_started_total counter\ncoredam_dumps_started_total 3\n"));
+	CHECK(strstr(buf, "# TYPE coredam_dumps_active gauge\ncoredam_dumps_active 1\n"));
+	CHECK(strstr(buf, "coredam_dumps_skipped_timeout_total 8\n"));
+	CHECK(strstr(buf, "coredam_dump_bytes_total 12\n"));
+	CHECK(strstr(buf, "coredam_mode{mode=\"adaptive\"} 1\n"));
+	CHECK(strstr(buf, "coredam_write_bandwidth_bytes_per_second 30000000\n"));
+	CHECK(strstr(buf, "coredam_foreground_io_pressure_ratio 0.25\n"));
+	CHECK(strstr(buf, "coredam_kernel_support 1\n"));
+	CHECK(coredam_metrics_format(&m, small, sizeof(small)) == -ENOBUFS);
+	/* every sample line: name, space, number */
+	for (char *l = buf; *l; l = strchr(l, '\n') + 1) {
+		if (*l != '#')
+			CHECK(strncmp(l, "coredam_", 8) == 0 && strchr(l, ' ') < strchr(l, '\n'));
+	}
+	mkdirs("run");
+	CHECK(coredam_metrics_write(tpath("run/metrics.prom"), buf) == 0);
+	s = slurp("run/metrics.prom");
+	CHECK(s && strcmp(s, buf) == 0);
+	free(s);
+	CHECK(coredam_metrics_write(tpath("nodir/metrics.prom"), buf) == -ENOENT);
+}
+
+static void write_core(const char *rel, size_t filesz, size_t truncate_to)
+{
+	unsigned char buf[4096] = { 0 };
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(buf + sizeof(*eh));
+	FILE *f;
+
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_CORE;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	ph->p_type = PT_LOAD;
+	ph->p_offset = 4096;
+	ph->p_filesz = filesz;
+	mkfile(rel, "");
+	f = fopen(tpath(rel), "w");
+	fwrite(buf, 1, MIN(truncate_to, sizeof(buf)), f);
+	for (size_t i = sizeof(buf); i < truncate_to; i++)
+		fputc(0, f);
+	fclose(f);
+}
+
+TEST(incomplete_cores_marked)
+{
+	bool bad = true;
+	int dfd;
+
+	write_core("cores/core.1", 8192, 4096 + 8192);	/* whole */
+	write_core("cores/core.2", 8192, 4096 + 100);	/* cut in the data */
+	write_core("cores/core.3", 8192, 40);		/* cut in the headers */
+	mkfile("cores/notes.txt", "not a core\n");
+	dfd = open(tpath("cores"), O_RDONLY | O_DIRECTORY);
+	CHECK(coredam_core_incomplete(dfd, "core.1", &bad) == 0 && !bad);
+	CHECK(coredam_core_incomplete(dfd, "core.2", &bad) == 0 && bad);
+	CHECK(coredam_core_incomplete(dfd, "notes.txt", &bad) == -EMEDIUMTYPE);
+	close(dfd);
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 1);
+	CHECK(access(tpath("cores/core.2.incomplete"), F_OK) == 0);
+	CHECK(access(tpath("cores/core.1"), F_OK) == 0);
+	CHECK(access(tpath("cores/notes.txt"), F_OK) == 0);
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 0); /* idempotent */
+}
+
+TEST(dumps_from_proc)
+{
+	struct coredam_roots r = { .proc = tkeep("proc") };
+	struct coredam_dump *d = NULL;
+	size_t n = 0;
+
+	mkfile("proc/100/status", "Name:\tcrasher\nState:\tD\nCoreDumping:\t1\n");
+	mkfile("proc/100/cgroup", "0::/coredump.slice\n");
+	mkfile("proc/100/io", "rchar: 1\nwchar: 2\nwrite_bytes: 65536\n");
+	mklink("proc/100/exe", "/usr/bin/crasher");
+	mkfile("proc/101/status", "Name:\tcrasher\nCoreDumping:\t1\n");
+	mkfile("proc/101/cgroup", "0::/user.slice\n");
+	mkfile("proc/102/status", "Name:\tbash\nCoreDumping:\t0\n");
+	mkfile("proc/102/cgroup", "0::/user.slice\n");
+	mkfile("proc/103/status", "Name:\tcoredam-pipe\nCoreDumping:\t0\n");
+	mkfile("proc/103/cgroup", "0::/coredump.slice\n");
+	mkfile("proc/self/status", "Name:\tx\n");
+	CHECK(coredam_dumps_list(&r, "/coredump.slice", &d, &n) == 0);
+	CHECK_EQ_INT(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].pid == 100) {
+			CHECK(d[i].state == COREDAM_DUMP_WRITING);
+			CHECK_EQ_INT(d[i].write_bytes, 65536);
+			CHECK_STREQ(d[i].exe, "/usr/bin/crasher");
+			CHECK_STREQ(d[i].comm, "crasher");
+		} else if (d[i].pid == 101) {
+			CHECK(d[i].state == COREDAM_DUMP_WAITING);
+		} else {
+			CHECK(d[i].pid == 103 && d[i].state == COREDAM_DUMP_HELPER);
+		}
+	}
+	free(d);
+	d = NULL;
+	CHECK(coredam_dumps_list(&r, "", &d, &n) == 0 && n == 2);
+	free(d);
+}
+
+TEST(control_parse)
+{
+	struct coredam_ctl_request q;
+	const char *s, *k;
+	char big[400];
+
+	CHECK(coredam_ctl_parse("STATUS", &q) == 0 && q.cmd == COREDAM_CTL_STATUS);
+	CHECK(coredam_ctl_parse("SET bandwidth 20M", &q) == 0 && q.cmd == COREDAM_CTL_SET);
+	CHECK_STREQ(q.name, "bandwidth");
+	CHECK_STREQ(q.value, "20M");
+	CHECK(coredam_ctl_parse("SET colour blue", &q) == -ENOENT);
+	CHECK(coredam_ctl_parse("SET bandwidth", &q) == -EINVAL);
+	CHECK(coredam_ctl_parse("SET bandwidth 1 2", &q) == -EINVAL);
+	CHECK(coredam_ctl_parse("STATUS now", &q) == -EINVAL);
+	CHECK(coredam_ctl_parse("", &q) == -EINVAL);
+	memset(big, 'A', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK(coredam_ctl_parse(big, &q) == -E2BIG);
+	CHECK(coredam_ctl_set_key("concurrency", &s, &k) == 0);
+	CHECK_STREQ(k, "Concurrency");
+}
+
+TEST(control_roundtrip)
+{
+	char path[200], buf[256], req[COREDAM_CTL_REQ_MAX];
+	int lfd = -1, cfd = -1;
+	uid_t uid;
+	pid_t pid;
+	int status;
+
+	snprintf(path, sizeof(path), "%s", tpath("ctl.sock"));
+	CHECK(coredam_ctl_listen(path, &lfd) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int r = coredam_ctl_call(path, "PING", buf, sizeof(buf));
+
+		_exit(r > 0 && strcmp(buf, "OK\npong=1\n") == 0 ? 0 : 1);
+	}
+	for (int i = 0; i < 500 && cfd < 0; i++) {
+		if (coredam_ctl_accept(lfd, &cfd, &uid) < 0)
+			usleep(10000);
+	}
+	CHECK(cfd >= 0);
+	CHECK(coredam_ctl_read_request(cfd, 2000, req, sizeof(req)) == 0);
+	CHECK_STREQ(req, "PING");
+	CHECK(coredam_ctl_send(cfd, "OK\npong=1\n") == 0);
+	close(cfd);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(lfd);
+	{
+		struct stat st;
+
+		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	}
+	CHECK(coredam_ctl_call(tpath("nope.sock"), "PING", buf, sizeof(buf)) == -ENOENT);
+}
