@@ -2,6 +2,7 @@
 # Build a test kernel from Debian's linux-source-6.12.
 #
 #   scripts/build-kernel.sh [--config-only] FLAVOR [CONFIG]
+#   scripts/build-kernel.sh --source DIR FLAVOR
 #
 # FLAVOR  stock: the source as shipped; patched: with kernel-patch/series
 # CONFIG  vm (default): tinyconfig + kernel-patch/config/vm.config;
@@ -12,6 +13,8 @@
 # an unchanged kernel is not rebuilt (and a patched kernel with an empty
 # series is the stock one). Extra fragments (for tests of this
 # script) come from KFRAGMENT_EXTRA, a space-separated list of files.
+# --config-only stops after the configuration check; --source DIR only
+# extracts and patches a clean tree into DIR (for out-of-tree builds).
 #
 # Exit status: 0 built (or cached), 1 failure, 2 usage,
 # 3 a fragment option did not survive olddefconfig, 4 a patch did not apply.
@@ -19,9 +22,13 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 config_only=0
+source_dir=
 if [[ ${1:-} == --config-only ]]; then
 	config_only=1
 	shift
+elif [[ ${1:-} == --source ]]; then
+	source_dir=${2:?usage: $0 --source DIR FLAVOR}
+	shift 2
 fi
 flavor=${1:-}
 config=${2:-vm}
@@ -65,8 +72,9 @@ src=$top/build/src/$name-$hash
 if [[ $config_only == 1 ]]; then
 	src=$top/build/src/config-check-$$
 	trap 'rm -rf "$src" "$src.tmp"' EXIT
-fi
-if [[ $config_only == 0 && -f $out/bzImage ]]; then
+elif [[ -n $source_dir ]]; then
+	src=$source_dir
+elif [[ -f $out/bzImage ]]; then
 	ln -sfn "$(basename "$out")" "$link"
 	echo "build-kernel: $name up to date ($hash)"
 	exit 0
@@ -86,6 +94,7 @@ for p in "${patches[@]}"; do
 	fi
 done
 [[ ${#patches[@]} -gt 0 ]] && echo "build-kernel: applied ${#patches[@]} patches"
+[[ -n $source_dir ]] && exit 0
 
 make -s ARCH=x86_64 tinyconfig >/dev/null
 KCONFIG_CONFIG=.config scripts/kconfig/merge_config.sh -m -O . .config "${frags[@]}" >/dev/null

@@ -94,8 +94,11 @@ class Result:
 
 
 def kernel_path(kernel, config="vm"):
-    if kernel in ("stock", "patched"):
-        p = KERNELS / f"{kernel}-{config}" / "bzImage"
+    """"stock", "patched" (with `config`), "patched-debug" (FLAVOR-CONFIG),
+    or a path to a bzImage."""
+    m = re.fullmatch(r"(stock|patched)(?:-(\w+))?", kernel)
+    if m:
+        p = KERNELS / f"{m.group(1)}-{m.group(2) or config}" / "bzImage"
         if not p.exists():
             raise FileNotFoundError(f"{p} missing: run 'make kernel' first")
         return p
