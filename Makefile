@@ -20,7 +20,7 @@ GUEST_PROGS  := crasher corecheck probe pipewriter
 PYTEST_ARGS  ?=
 
 .PHONY: all deps userspace guest kernel kernel-stock kernel-patched kernel-debug \
-	compile-check initramfs check test test-unit test-vm test-debug demo clean
+	compile-check selftests initramfs check test test-unit test-vm test-debug demo clean
 
 all: deps userspace guest
 
@@ -47,10 +47,13 @@ kernel-patched: deps
 kernel-debug: deps
 	@scripts/build-kernel.sh patched debug
 
+selftests: kernel-patched
+	@scripts/build-selftests.sh
+
 compile-check: kernel-patched
 	@scripts/compile-check.sh
 
-initramfs: all
+initramfs: all selftests
 	@scripts/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
 
 check test-unit: all

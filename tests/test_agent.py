@@ -1,0 +1,231 @@
+"""VM tests of coredamd and coredamctl: the agent sets up the dump cgroup
+and the kernel knobs from its config, keeps every core of a storm, takes
+run-time changes, survives a broken reload and its own death, and says what
+a stock kernel lacks."""
+
+import json
+
+import os
+
+import pytest
+
+MB = 8
+
+CONF = """\
+[Agent]
+Interval=500ms
+[Cgroup]
+Path=/coredump.slice
+MemoryHigh=128M
+[Limits]
+WriteBandwidth=10M
+Concurrency=2
+QueueCap=32
+[Space]
+FreeSpaceFloor=100M
+"""
+
+LIB = r"""
+. /lib/coredam/lib.sh
+K=/proc/sys/kernel
+CONF=$JOB/coredam.conf
+ctl() { coredamctl -c $CONF "$@"; }
+start_agent() {
+    coredamd -c $CONF >> $RESULTS/agent.log 2>&1 &
+    echo $! > /tmp/agent.pid
+    i=0
+    until ctl status >/dev/null 2>&1 && [ -S /run/coredam/control.sock ]; do
+        i=$((i + 1)); [ $i -lt 300 ] || { echo "agent did not come up"; cat $RESULTS/agent.log; return 1; }
+        kill -0 $(cat /tmp/agent.pid) || { echo "agent died"; cat $RESULTS/agent.log; return 1; }
+        sleep 0.1
+    done
+}
+stop_agent() {
+    kill -TERM $(cat /tmp/agent.pid)
+    rc=0; wait $(cat /tmp/agent.pid) || rc=$?
+    echo $rc > $RESULTS/agent.rc
+}
+knobs() {
+    for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms; do
+        echo "$k=$(cat $K/$k)"
+    done
+}
+majmin() { cat /sys/block/${SCRATCH_DEV#/dev/}/dev; }
+"""
+
+PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}
+
+
+def knobs(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def io_max(text, majmin):
+    rules = {}
+    for line in text.splitlines():
+        dev, *kv = line.split()
+        rules[dev] = dict(x.split("=") for x in kv)
+    return rules.get(majmin)
+
+
+def cores_ok(res, n):
+    cores = [c for c in res.json_lines("cores.json")]
+    assert len(cores) == n, res.output
+    bad = [c for c in cores if not c["complete"]]
+    assert not bad, bad
+
+
+@pytest.fixture
+def agent_boot(boot):
+    def run(script, kernel=os.environ.get("COREDAM_KERNEL", "patched"), conf=CONF, timeout=600, **kw):
+        files = {"coredam.conf": conf}
+        files.update(kw.pop("files", {}))
+        res = boot("mkdir -p /scratch/cores\n" + LIB + script, kernel=kernel,
+                   files=files, sysctls=kw.pop("sysctls", PATTERN),
+                   timeout=timeout, **kw)
+        assert res.rc == 0, res.output + "\n--- agent log ---\n" + \
+            (res.text("agent.log") if res.path("agent.log").exists() else "")
+        return res
+    return run
+
+
+def test_setup_storm_and_clean_shutdown(agent_boot):
+    res = agent_boot(f"""
+knobs > $RESULTS/knobs.before
+start_agent
+majmin > $RESULTS/majmin
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
+cat /sys/fs/cgroup/coredump.slice/memory.high > $RESULTS/memory.high
+cat /sys/fs/cgroup/cgroup.subtree_control > $RESULTS/root.subtree
+knobs > $RESULTS/knobs.agent
+ctl status --json > $RESULTS/status.before.json
+storm 8 {MB}
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+ctl status --json > $RESULTS/status.after.json
+cat $K/core_dump_stats > $RESULTS/stats
+ctl status > $RESULTS/status.txt
+stop_agent
+knobs > $RESULTS/knobs.after
+""")
+    majmin = res.text("majmin").strip()
+    rule = io_max(res.text("io.max"), majmin)
+    assert rule is not None, f"no io.max rule for the scratch disk {majmin}"
+    assert rule["wbps"] == "10000000"
+    assert int(res.text("memory.high")) == 128 << 20
+    assert {"io", "memory"} <= set(res.text("root.subtree").split())
+    k = knobs(res.text("knobs.agent"))
+    assert k["core_cgroup"] == "/coredump.slice"
+    assert k["core_max_concurrency"] == "2" and k["core_max_waiting"] == "32"
+
+    before = json.loads(res.text("status.before.json"))
+    assert before["kernel"]["supported"] and before["agent"]["running"]
+    assert before["cgroup"] == "/coredump.slice"
+
+    cores_ok(res, 8)
+    stats = [int(x) for x in res.text("stats").split()]
+    after = json.loads(res.text("status.after.json"))
+    c = after["counters"]
+    # what the agent reports is what the kernel counted
+    assert [c[n] for n in ("active", "waiting", "started", "admitted", "completed")] == \
+        stats[:5]
+    assert c["completed"] == 8 and c["admitted"] == 8 and c["unmoved"] == 0
+    assert c["bytes"] >= 8 * (MB << 20)
+    assert "coredump.slice" in res.text("status.txt")
+
+    # a clean shutdown puts back what was there before the agent
+    assert res.text("agent.rc").strip() == "0"
+    assert knobs(res.text("knobs.after")) == knobs(res.text("knobs.before"))
+
+
+def test_set_changes_take_effect_mid_storm(agent_boot):
+    res = agent_boot(f"""
+start_agent
+(storm 12 {MB} /tmp/s1) &
+storm_pid=$!
+sleep 2
+ctl set bandwidth 25M
+ctl set concurrency 3
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max.mid
+cat $K/core_max_concurrency > $RESULTS/conc.mid
+kill -0 $storm_pid && echo running > $RESULTS/storm.running
+wait $storm_pid
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+ctl set bandwidth 0x10 > $RESULTS/set.bad 2>&1 && echo accepted >> $RESULTS/set.bad || echo "rc=$?" >> $RESULTS/set.bad
+stop_agent
+""")
+    assert res.path("storm.running").exists(), "storm finished before the change"
+    rule = next(iter(io_max(res.text("io.max.mid"), k) for k in
+                     [res.text("io.max.mid").split()[0]]))
+    assert rule["wbps"] == "25000000"
+    assert res.text("conc.mid").strip() == "3"
+    cores_ok(res, 12)
+    bad = res.text("set.bad")
+    assert "rc=2" in bad and "0x10" in bad
+
+
+def test_reload_with_broken_config_keeps_the_old_one(agent_boot):
+    res = agent_boot("""
+start_agent
+mkdir -p $JOB/coredam.conf.d
+printf '[Limits]\\nWriteBandwidth=fast\\n' > $JOB/coredam.conf.d/50-broken.conf
+kill -HUP $(cat /tmp/agent.pid)
+sleep 2
+kill -0 $(cat /tmp/agent.pid)
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
+ctl status --json > $RESULTS/status.json
+stop_agent
+""")
+    log = res.text("agent.log")
+    assert "50-broken.conf:2" in log, log
+    assert "wbps=10000000" in res.text("io.max")
+    st = json.loads(res.text("status.json"))
+    assert st["agent"]["reload_failures"] >= 1
+    assert res.text("agent.rc").strip() == "0"
+
+
+def test_agent_killed_and_restarted_mid_storm(agent_boot):
+    res = agent_boot(f"""
+knobs > $RESULTS/knobs.before
+start_agent
+(storm 10 {MB} /tmp/s1) &
+storm_pid=$!
+sleep 2
+kill -KILL $(cat /tmp/agent.pid)
+wait $(cat /tmp/agent.pid) || true
+knobs > $RESULTS/knobs.dead
+start_agent
+wait $storm_pid
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+cat $K/core_dump_stats > $RESULTS/stats
+stop_agent
+knobs > $RESULTS/knobs.after
+""")
+    # the kernel keeps the last settings while the agent is dead
+    assert knobs(res.text("knobs.dead"))["core_cgroup"] == "/coredump.slice"
+    cores_ok(res, 10)
+    st = [int(x) for x in res.text("stats").split()]
+    assert st[4] == 10 and st[5] == 0  # completed, failed
+    # the restarted agent adopted the saved originals and restored them
+    assert knobs(res.text("knobs.after")) == knobs(res.text("knobs.before"))
+
+
+def test_stock_kernel_is_explained(agent_boot):
+    strict = CONF.replace("[Agent]\n", "[Agent]\nRequireKernelSupport=yes\n")
+    res = agent_boot("""
+rc=0; ctl doctor > $RESULTS/doctor.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/doctor.rc
+rc=0; coredamctl -c $JOB/strict.conf doctor > $RESULTS/doctor-strict.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/doctor-strict.rc
+rc=0; coredamd -c $JOB/strict.conf > $RESULTS/strict.log 2>&1 || rc=$?
+echo $rc > $RESULTS/strict.rc
+""", kernel="stock", files={"strict.conf": strict})
+    # degraded operation is allowed by default: a warning that says why
+    doctor = res.text("doctor.txt")
+    assert res.text("doctor.rc").strip() == "0"
+    assert "[WARN] kernel lacks the coredam patches (no /proc/sys/kernel/core_cgroup)" \
+        in doctor, doctor
+    # a config that requires the kernel support makes it a problem
+    assert res.text("doctor-strict.rc").strip() == "1"
+    assert "kernel lacks the coredam patches" in res.text("doctor-strict.txt")
+    assert res.text("strict.rc").strip() == "4"
+    assert "core_cgroup" in res.text("strict.log")

@@ -1,0 +1,421 @@
+"""VM tests of the coredam kernel series (kernel-patch/) on the patched kernel.
+
+Each test boots the patched kernel once and asserts what a user would check:
+the cores exist and are valid, the dumps went where kernel.core_cgroup says,
+the admission queue admits in order and skips exactly what it should, and
+/proc/sys/kernel/core_dump_stats adds up.
+
+Slow dumps are made with a pipe helper that sleeps before it reads: the
+dumper blocks on the full pipe, so it holds its slot for as long as the
+helper sleeps. Cores are small (8 MiB): TCG is slow.
+"""
+
+import os
+
+import pytest
+
+STATS = ["active", "waiting", "started", "admitted", "completed", "failed",
+         "skipped_full", "skipped_timeout", "skipped_killed",
+         "skipped_pipe_limit", "unmoved", "bytes"]
+
+KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
+MB = 8
+
+# Shell helpers for the guest. The usermode helper starts with an empty
+# environment, hence the PATH.
+LIB = r"""
+. /lib/coredam/lib.sh
+K=/proc/sys/kernel
+stats() { cat $K/core_dump_stats; }
+field() { n=$1; set -- $(stats); eval echo \${$n}; }
+# wait_field N VALUE: wait (<= 60 s) until field N of core_dump_stats is VALUE
+wait_field() {
+    i=0
+    while [ "$(field $1)" != "$2" ]; do
+        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 != $2: $(stats)"; return 1; }
+        sleep 0.1
+    done
+}
+# slow pipe helper: logs its admission, sleeps $1 s, then stores the core
+mkhelper() {
+    cat > /bin/slowhelper <<EOF
+#!/bin/sh
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+echo "\$1" >> /scratch/admitted
+cat /proc/self/cgroup > /scratch/helper-cgroup.\$1
+cat /proc/\$1/cgroup > /scratch/dumper-cgroup.\$1 2>/dev/null
+sleep $1
+cat > /scratch/core.\$1
+EOF
+    chmod +x /bin/slowhelper
+    echo "|/bin/slowhelper %p" > $K/core_pattern
+    echo 64 > $K/core_pipe_limit
+}
+# try_write FILE VALUE: prints "ok" or the error message
+try_write() {
+    if (echo -n "$2" > "$1") 2>/tmp/err; then echo ok; else cat /tmp/err; fi
+}
+"""
+
+
+def stats(line):
+    vals = [int(x) for x in line.split()]
+    assert len(vals) == len(STATS), line
+    return dict(zip(STATS, vals))
+
+
+def check_invariants(s):
+    assert s["started"] == (s["admitted"] + s["waiting"] + s["skipped_full"]
+                            + s["skipped_timeout"] + s["skipped_killed"]
+                            + s["skipped_pipe_limit"]), s
+    assert s["admitted"] == s["completed"] + s["failed"] + s["active"], s
+
+
+def valid_cores(res, n):
+    cores = res.json_lines("cores.json")
+    assert len(cores) == n, res.output
+    for c in cores:
+        assert c["valid"] and c["complete"], c
+        assert c["pattern_pages"] == c["pattern_pages_expected"] == MB * 256, c
+    return cores
+
+
+@pytest.fixture
+def run(boot):
+    def _run(script, timeout=300, **kw):
+        res = boot(LIB + script, kernel=KERNEL, timeout=timeout, **kw)
+        assert res.rc == 0, res.output
+        return res
+    return _run
+
+
+def test_defaults_and_stats(run):
+    res = run(f"""
+for f in core_max_concurrency core_max_waiting core_wait_timeout_ms \
+         core_writeback_window core_cgroup; do
+    echo "$f=$(cat $K/$f 2>/dev/null || echo MISSING)" >> $RESULTS/knobs
+done
+stats > $RESULTS/before
+crasher -m {MB} -s 11 || true
+stats > $RESULTS/after
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    knobs = dict(l.split("=", 1) for l in res.text("knobs").splitlines())
+    assert knobs == {"core_max_concurrency": "0", "core_max_waiting": "0",
+                     "core_wait_timeout_ms": "0",
+                     "core_writeback_window": knobs["core_writeback_window"],
+                     "core_cgroup": ""}
+    assert stats(res.text("before")) == dict.fromkeys(STATS, 0)
+    s = stats(res.text("after"))
+    c = valid_cores(res, 1)[0]
+    assert s["started"] == s["admitted"] == s["completed"] == 1, s
+    # holes in the core are skipped, not written
+    assert MB << 20 <= s["bytes"] <= c["size"], (s, c)
+    check_invariants(s)
+
+
+def test_queue_concurrency_fifo(run):
+    """concurrency 2, 8 crashes in a known arrival order: never more than 2
+    dump at once, admission order is arrival order, all cores valid."""
+    res = run(f"""
+mkhelper 4
+echo 2 > $K/core_max_concurrency
+trap 'touch /tmp/stop' EXIT
+( while [ ! -e /tmp/stop ]; do stats >> $RESULTS/samples; sleep 0.05; done ) &
+pids=""
+for i in 1 2 3 4 5 6 7 8; do
+    crasher -m {MB} -s 11 &
+    pids="$pids $!"
+    echo $! >> $RESULTS/arrival
+    # arrival order: each one is in the queue before the next crashes
+    if [ $i -le 2 ]; then wait_field 1 $i; else wait_field 2 $((i - 2)); fi
+done
+for p in $pids; do wait $p || true; done
+wait_field 1 0
+touch /tmp/stop
+stats > $RESULTS/after
+cp /scratch/admitted $RESULTS/admitted
+checkcores /scratch/core.* > $RESULTS/cores.json
+""")
+    samples = [stats(l) for l in res.text("samples").splitlines() if l]
+    assert max(s["active"] for s in samples) == 2
+    assert max(s["waiting"] for s in samples) == 6
+    # two slots free together (the helpers sleep equally long, 4 s, which
+    # is longer than the 8 arrivals take), so the two
+    # dumps admitted together may log in either order: compare by pairs
+    adm, arr = res.text("admitted").split(), res.text("arrival").split()
+    assert len(adm) == len(arr) == 8
+    for i in range(0, 8, 2):
+        assert sorted(adm[i:i + 2]) == sorted(arr[i:i + 2]), (adm, arr)
+    valid_cores(res, 8)
+    s = stats(res.text("after"))
+    assert s["started"] == s["admitted"] == s["completed"] == 8, s
+    check_invariants(s)
+
+
+def test_queue_cap_and_timeout(run):
+    """concurrency 1, at most 2 waiting, 1.5 s timeout: of 4 crashes one is
+    written, one skipped because the queue is full, two time out."""
+    res = run(f"""
+mkhelper 5
+echo 1 > $K/core_max_concurrency
+echo 2 > $K/core_max_waiting
+echo 1500 > $K/core_wait_timeout_ms
+crasher -m {MB} -s 11 & a=$!
+wait_field 1 1
+crasher -m {MB} -s 11 & b=$!
+crasher -m {MB} -s 11 & c=$!
+wait_field 2 2
+crasher -m {MB} -s 11 & d=$!
+wait_field 7 1
+stats > $RESULTS/full
+wait $b $c $d || true
+stats > $RESULTS/timedout
+wait $a || true
+wait_field 1 0
+stats > $RESULTS/after
+echo $a > $RESULTS/first
+checkcores /scratch/core.* > $RESULTS/cores.json
+""")
+    full = stats(res.text("full"))
+    assert full["active"] == 1 and full["waiting"] == 2, full
+    assert full["skipped_full"] == 1, full
+    t = stats(res.text("timedout"))
+    assert t["skipped_timeout"] == 2 and t["waiting"] == 0, t
+    s = stats(res.text("after"))
+    assert s["started"] == 4 and s["admitted"] == 1 and s["completed"] == 1, s
+    assert s["skipped_full"] == 1 and s["skipped_timeout"] == 2, s
+    check_invariants(s)
+    cores = valid_cores(res, 1)
+    assert cores[0]["pid"] == int(res.text("first"))
+
+
+def test_sigkill_waiter(run):
+    """SIGKILL ends the wait: the waiter exits at once, takes no slot,
+    leaves no core."""
+    res = run(f"""
+mkhelper 4
+echo 1 > $K/core_max_concurrency
+crasher -m {MB} -s 11 & a=$!
+wait_field 1 1
+crasher -m {MB} -s 11 & b=$!
+wait_field 2 1
+t0=$(now_ms)
+kill -9 $b
+wait $b || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
+stats > $RESULTS/killed
+wait $a || true
+wait_field 1 0
+stats > $RESULTS/after
+ls /scratch > $RESULTS/ls
+echo $b > $RESULTS/victim
+checkcores /scratch/core.* > $RESULTS/cores.json
+""")
+    k = stats(res.text("killed"))
+    assert k["skipped_killed"] == 1 and k["waiting"] == 0 and k["active"] == 1, k
+    # the victim was reaped while the first dump still held the slot (4 s)
+    assert int(res.text("kill_ms")) < 3000
+    victim = res.text("victim").strip()
+    assert f"core.{victim}" not in res.text("ls").split()
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["skipped_killed"] == 1, s
+    check_invariants(s)
+    valid_cores(res, 1)
+
+
+def test_raise_and_lower_mid_storm(run):
+    """raising the limit admits waiters at once, in order; lowering it
+    aborts nothing."""
+    res = run(f"""
+mkhelper 3
+echo 1 > $K/core_max_concurrency
+pids=""
+for i in 1 2 3 4 5; do
+    crasher -m {MB} -s 11 &
+    pids="$pids $!"
+    echo $! >> $RESULTS/arrival
+    if [ $i -eq 1 ]; then wait_field 1 1; else wait_field 2 $((i - 1)); fi
+done
+echo 3 > $K/core_max_concurrency
+stats > $RESULTS/raised
+echo 1 > $K/core_max_concurrency
+stats > $RESULTS/lowered
+for p in $pids; do wait $p || true; done
+wait_field 1 0
+stats > $RESULTS/after
+cp /scratch/admitted $RESULTS/admitted
+checkcores /scratch/core.* > $RESULTS/cores.json
+""")
+    r = stats(res.text("raised"))
+    assert r["active"] == 3 and r["waiting"] == 2, r
+    lo = stats(res.text("lowered"))
+    assert lo["active"] == 3 and lo["waiting"] == 2, lo
+    # the raise admits two at once: their helpers may log in either order
+    adm, arr = res.text("admitted").split(), res.text("arrival").split()
+    assert adm[0] == arr[0] and adm[3:] == arr[3:], (adm, arr)
+    assert sorted(adm[1:3]) == sorted(arr[1:3]), (adm, arr)
+    s = stats(res.text("after"))
+    assert s["completed"] == 5 and s["failed"] == 0, s
+    check_invariants(s)
+    valid_cores(res, 5)
+
+
+def test_bad_input(run):
+    """every invalid value is refused with the right errno and changes
+    nothing; root in a child user namespace cannot redirect dumps (the
+    child cgroup namespace case is in the kselftest: busybox's unshare
+    has no -C)."""
+    res = _bad_input_run(run)
+    errs = res.text("errs").splitlines()
+    expect = ["No such file", "Not a directory", "Invalid argument",
+              "Invalid argument", "Invalid argument", "busy"]
+    for line, want in zip(errs[:6], expect):
+        assert want.lower() in line.lower(), (line, want)
+    for line in errs[6:]:
+        assert not line.endswith(" ok"), line
+    assert "Operation not permitted" in errs[-1], errs[-1]
+    values = dict(l.split("=", 1) for l in res.text("values").splitlines())
+    assert values == {"core_cgroup": "/dump", "core_max_concurrency": "0",
+                      "core_max_waiting": "0", "core_wait_timeout_ms": "0"}
+
+
+def _bad_input_run(run):
+    return run(r"""
+C=/sys/fs/cgroup
+mkdir $C/dump $C/busy $C/busy/child
+echo +memory > $C/busy/cgroup.subtree_control
+echo /dump > $K/core_cgroup
+long=/$(printf 'a%.0s' $(seq 1 1100))
+for v in /nonexistent /dump/cgroup.procs / dump "$long" /busy; do
+    echo "cgroup $(try_write $K/core_cgroup "$v")" >> $RESULTS/errs
+done
+for f in core_max_concurrency core_max_waiting core_wait_timeout_ms; do
+    for v in -1 4294967296 99999999999 abc; do
+        echo "$f $(try_write $K/$f $v)" >> $RESULTS/errs
+    done
+done
+echo "conc_big $(try_write $K/core_max_concurrency 4194305)" >> $RESULTS/errs
+echo "timeout_big $(try_write $K/core_wait_timeout_ms 86400001)" >> $RESULTS/errs
+echo "stats $(try_write $K/core_dump_stats 1)" >> $RESULTS/errs
+cat > /tmp/cgns.sh <<'EOF'
+if (echo -n /busy/child > /proc/sys/kernel/core_cgroup) 2>/tmp/err2; then echo ok; else cat /tmp/err2; fi
+EOF
+echo "userns $(unshare -U -r sh /tmp/cgns.sh)" >> $RESULTS/errs
+for f in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms; do
+    echo "$f=$(cat $K/$f)" >> $RESULTS/values
+done
+""", timeout=120)
+
+
+def test_move_pipe_helper_and_dumper(run):
+    """pipe mode: the helper starts in the dump cgroup, the dumper is in it
+    while it dumps, and the cgroup's io.stat accounts the core's bytes."""
+    res = run(f"""
+C=/sys/fs/cgroup
+mkdir $C/dump
+echo /dump > $K/core_cgroup
+mkhelper 1
+crasher -m {MB} -s 11 & a=$!
+wait $a || true
+wait_field 1 0
+sync
+cp /scratch/helper-cgroup.$a /scratch/dumper-cgroup.$a $RESULTS/
+echo $a > $RESULTS/pid
+cat $C/dump/io.stat > $RESULTS/io.stat
+cat /sys/block/vda/dev > $RESULTS/dev 2>/dev/null || true
+ls -l /sys/block > $RESULTS/blocks
+stats > $RESULTS/after
+checkcores /scratch/core.* > $RESULTS/cores.json
+""")
+    pid = res.text("pid").strip()
+    assert res.text(f"helper-cgroup.{pid}").strip() == "0::/dump"
+    assert res.text(f"dumper-cgroup.{pid}").strip() == "0::/dump"
+    c = valid_cores(res, 1)[0]
+    wbytes = sum(int(f.split("=")[1]) for l in res.text("io.stat").splitlines()
+                 for f in l.split()[1:] if f.startswith("wbytes="))
+    assert wbytes >= c["size"] * 0.95, res.text("io.stat")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["unmoved"] == 0, s
+
+
+def test_move_file_dumper(run):
+    """file mode: the dumper is moved before the file is opened; the
+    cgroup's io.stat accounts the core's bytes."""
+    res = run(f"""
+C=/sys/fs/cgroup
+mkdir $C/dump
+echo /dump > $K/core_cgroup
+crasher -m {MB} -s 11 & a=$!
+wait $a || true
+sync
+echo $a > $RESULTS/pid
+cat $C/dump/io.stat > $RESULTS/io.stat
+stats > $RESULTS/after
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    c = valid_cores(res, 1)[0]
+    wbytes = sum(int(f.split("=")[1]) for l in res.text("io.stat").splitlines()
+                 for f in l.split()[1:] if f.startswith("wbytes="))
+    assert wbytes >= c["size"] * 0.95, res.text("io.stat")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["unmoved"] == 0, s
+
+
+def test_file_dumper_in_cgroup_paced(run):
+    """file mode with io.max on the dump cgroup: the dumper is seen in the
+    cgroup while it dumps, and the write-behind window makes io.max pace
+    the dump itself (8 MiB at 4 MB/s takes seconds, not a page-cache
+    instant)."""
+    res = run(f"""
+C=/sys/fs/cgroup
+mkdir $C/dump
+for b in /sys/block/vd*; do
+    [ "$(cat $b/serial 2>/dev/null)" = coredam-scratch ] && dev=$(cat $b/dev)
+done
+echo "$dev wbps=4000000" > $C/dump/io.max
+echo /dump > $K/core_cgroup
+crasher -m {MB} -s 11 & a=$!
+t0=$(now_ms)
+seen=no
+while kill -0 $a 2>/dev/null; do
+    grep -qx $a $C/dump/cgroup.procs && seen=yes
+    sleep 0.1
+done
+wait $a || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/dump_ms
+echo $seen > $RESULTS/seen
+stats > $RESULTS/after
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    assert res.text("seen").strip() == "yes"
+    valid_cores(res, 1)
+    # 8 MiB at 4 MB/s: ~2.1 s; generous bounds for a slow host
+    assert int(res.text("dump_ms")) >= 1000, res.text("dump_ms")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["unmoved"] == 0, s
+
+
+def test_cgroup_removed(run):
+    """the dump cgroup removed while configured: dumps go on unmoved and
+    are counted; setting a new cgroup drops the old reference."""
+    res = run(f"""
+C=/sys/fs/cgroup
+mkdir $C/dump $C/dump2
+echo /dump > $K/core_cgroup
+rmdir $C/dump
+crasher -m {MB} -s 11 || true
+stats > $RESULTS/removed
+cat $K/core_cgroup > $RESULTS/value
+echo /dump2 > $K/core_cgroup
+crasher -m {MB} -s 11 || true
+stats > $RESULTS/after
+echo > $K/core_cgroup
+rmdir $C/dump2
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    r = stats(res.text("removed"))
+    assert r["completed"] == 1 and r["unmoved"] == 1, r
+    s = stats(res.text("after"))
+    assert s["completed"] == 2 and s["unmoved"] == 1, s
+    valid_cores(res, 2)
