@@ -69,6 +69,7 @@ test-debug: kernel-debug initramfs
 test: test-unit test-vm
 
 demo: kernel initramfs
+	@scripts/deps.sh demo
 	$(PYTHON) tests/demo.py
 
 clean:

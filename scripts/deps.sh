@@ -1,6 +1,9 @@
 #!/bin/bash
 # Install what the build and the tests need from Debian's archive.
 # Idempotent: when everything is present it only asks dpkg and returns.
+#
+#   scripts/deps.sh          the build and the tests
+#   scripts/deps.sh demo     and what the demo and benchmark plot with
 set -euo pipefail
 
 PACKAGES=(
@@ -8,6 +11,12 @@ PACKAGES=(
 	busybox-static qemu-system-x86 e2fsprogs python3 python3-pytest
 	linux-source-6.12 libinih-dev libsystemd-dev pkg-config
 )
+for group in "$@"; do
+	case "$group" in
+	demo) PACKAGES+=(python3-matplotlib) ;;
+	*) echo "deps: unknown group $group" >&2; exit 2 ;;
+	esac
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do

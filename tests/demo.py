@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """The crash-storm demo: 16 processes of 64 MB crash at once on a disk that
-writes 40 MB/s, while a probe measures what an fdatasync costs.
+writes 40 MB/s, while a probe in its own cgroup writes 4 KiB and calls
+fdatasync every 50 ms. Stock Linux 6.12 against the patched kernel with
+coredamd in adaptive mode, in the same run.
 
-    make demo            (DEMO_CRASHES and DEMO_MB change the storm)
+    make demo        (DEMO_CRASHES and DEMO_MB change the storm)
+
+Prints a table; writes build/demo/report.md and build/demo/latency.png.
 """
 
+import datetime
 import os
 import sys
 from pathlib import Path
@@ -14,46 +19,63 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import storm  # noqa: E402
 import vm  # noqa: E402
 
-# Until the agent does it: a dump cgroup limited to 30 MB/s of the disk's
-# 40, two dumps writing at a time. Each knob is set where the kernel has it.
-CORE_CGROUP = """
-mkdir -p /sys/fs/cgroup/coredump
-majmin=$(cat /sys/block/${SCRATCH_DEV#/dev/}/dev)
-echo "$majmin wbps=30000000" > /sys/fs/cgroup/coredump/io.max
-for knob in core_cgroup=/coredump core_max_concurrency=2; do
-    f=/proc/sys/kernel/${knob%%=*}
-    if [ -e $f ]; then echo ${knob#*=} > $f; else echo "kernel lacks $f" >> $RESULTS/missing; fi
-done
+ADAPTIVE_CONF = """
+[Agent]
+Mode=adaptive
+Interval=500ms
+[Cgroup]
+Path=/coredump.slice
+[Limits]
+QueueCap=64
+[Adaptive]
+Floor=10M
+Ceiling=30M
+ConcurrencyFloor=1
+ConcurrencyCeiling=2
+[Space]
+FreeSpaceFloor=200M
 """
 
-
-def patched_has_feature():
-    p = vm.KERNELS / "patched-vm" / "bzImage"
-    if not p.exists():
-        return False
-    series = (vm.TOP / "kernel-patch" / "series").read_text().split()
-    return bool(series)
+SETUPS = [
+    storm.Setup("stock", "stock", "stock 6.12, file core_pattern, no limits"),
+    storm.agent_setup("coredam-adaptive",
+                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once",
+                      ADAPTIVE_CONF),
+]
 
 
 def main():
     crashes = int(os.environ.get("DEMO_CRASHES", 16))
     mb = int(os.environ.get("DEMO_MB", 64))
-    print(f"coredam demo: {crashes} processes of {mb} MB crash at once; "
-          f"the disk writes 40 MB/s; a probe writes 4 KiB + fdatasync every 50 ms",
-          flush=True)
+    out = vm.BUILD / "demo"
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"coredam demo: {crashes} processes of {mb} MB crash at once; the disk "
+          f"writes 40 MB/s; a probe writes 4 KiB + fdatasync every 50 ms", flush=True)
     results = []
-    print("  running: stock kernel, file core_pattern, no limits ...", flush=True)
-    results.append(storm.run("stock", "stock", crashes=crashes, mb=mb))
-    if patched_has_feature():
-        print("  running: patched kernel, core_cgroup io.max 30 MB/s, "
-              "2 dumps at a time ...", flush=True)
-        results.append(storm.run("coredam", "patched", setup_script=CORE_CGROUP,
-                                 crashes=crashes, mb=mb))
+    for s in SETUPS:
+        print(f"  running {s.name}: {s.describe} ...", flush=True)
+        results.append(storm.run(s, crashes=crashes, mb=mb))
+    table = storm.table(results)
+    limit = storm.physical_limit_s(crashes, mb)
     print()
-    print(storm.table(results))
+    print(table)
+    print(f"\n'last core': from the crashes until every core is on disk (sync); "
+          f"'vs disk': that time over the disk's own {limit:.1f} s for "
+          f"{crashes * mb} MB.")
     for r in results:
         if r.stats:
-            print(f"{r.setup}: core_dump_stats: {r.stats}")
+            print(f"{r.setup}: kernel counters: {storm.stats_dict(r.stats)}")
+    storm.plot(results, out / "latency.png",
+               f"{crashes} x {mb} MB crash at once, disk 40 MB/s")
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    (out / "report.md").write_text(
+        f"# coredam demo, {when}\n\n"
+        f"Command: `make demo`. {crashes} processes of {mb} MB crash at once; "
+        f"QEMU TCG, 2 vCPUs, 3 GiB, ext4 on a virtio disk throttled to 40 MB/s.\n\n"
+        + "\n".join(f"- `{s.name}`: {s.describe}" for s in SETUPS) + "\n\n"
+        + table + "\n\n![probe latency](latency.png)\n")
+    (out / "results.json").write_text(storm.to_json(results))
+    print(f"\nreport: {out / 'report.md'}, plot: {out / 'latency.png'}")
     return 0
 
 

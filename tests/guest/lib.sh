@@ -26,7 +26,12 @@ storm() {
 	for p in $pids; do
 		wait "$p" || true
 	done
-	echo "$prep $start $(now_ms)" > "$RESULTS/storm.times"
+	end=$(now_ms)
+	while pidof pipewriter coredam-pipe >/dev/null; do
+		sleep 0.1
+	done
+	sync
+	echo "$prep $start $end $(now_ms)" > "$RESULTS/storm.times"
 }
 
 # now_ms: CLOCK_MONOTONIC in milliseconds, as probe's timestamps
