@@ -16,11 +16,11 @@ BUILD     := build
 GUEST_BIN := $(BUILD)/guest
 CC        ?= gcc
 GUEST_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -pthread
-GUEST_PROGS  := crasher corecheck probe pipewriter
+GUEST_PROGS  := crasher corecheck probe pipewriter crashtime
 PYTEST_ARGS  ?=
 
 .PHONY: all deps userspace guest kernel kernel-stock kernel-patched kernel-debug \
-	compile-check selftests initramfs check test test-unit test-vm test-debug demo clean
+	compile-check selftests initramfs check test test-unit test-vm test-debug demo bench-defaults clean
 
 all: deps userspace guest
 
@@ -67,6 +67,9 @@ test-debug: kernel-debug initramfs
 	COREDAM_KERNEL=patched-debug $(PYTHON) -m pytest -v -rs tests/test_kernel_series.py $(PYTEST_ARGS)
 
 test: test-unit test-vm
+
+bench-defaults: kernel initramfs
+	$(PYTHON) tests/bench_defaults.py
 
 demo: kernel initramfs
 	@scripts/deps.sh demo

@@ -154,19 +154,22 @@ checkcores /scratch/core.* > $RESULTS/cores.json
 
 
 def test_queue_cap_and_timeout(run):
-    """concurrency 1, at most 2 waiting, 1.5 s timeout: of 4 crashes one is
-    written, one skipped because the queue is full, two time out."""
+    """concurrency 1, at most 2 waiting, 6 s timeout: of 4 crashes one is
+    written, one skipped because the queue is full, two time out. The first
+    dump holds its slot for 15 s, longer than the timeout; the fourth
+    crasher has no memory to fill, so it reaches the full queue well within
+    the timeout even on a debug kernel under TCG."""
     res = run(f"""
-mkhelper 5
+mkhelper 15
 echo 1 > $K/core_max_concurrency
 echo 2 > $K/core_max_waiting
-echo 1500 > $K/core_wait_timeout_ms
+echo 6000 > $K/core_wait_timeout_ms
 crasher -m {MB} -s 11 & a=$!
 wait_field 1 1
 crasher -m {MB} -s 11 & b=$!
 crasher -m {MB} -s 11 & c=$!
 wait_field 2 2
-crasher -m {MB} -s 11 & d=$!
+crasher -m 0 -s 11 & d=$!
 wait_field 7 1
 stats > $RESULTS/full
 wait $b $c $d || true
