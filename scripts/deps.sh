@@ -9,7 +9,7 @@ set -euo pipefail
 PACKAGES=(
 	gcc make flex bison bc libelf-dev libssl-dev cpio xz-utils
 	busybox-static qemu-system-x86 e2fsprogs python3 python3-pytest
-	linux-source-6.12 libinih-dev libsystemd-dev pkg-config
+	linux-source-6.12 libinih-dev libsystemd-dev libzstd-dev pkg-config
 )
 for group in "$@"; do
 	case "$group" in

@@ -11,6 +11,7 @@ guest_bin=$top/build/guest
 root=$(mktemp -d "$top/build/initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 
+chmod 0755 "$root"
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib/coredam,proc,sys,dev,tmp,run,root,etc,scratch,job,results}
 cp /bin/busybox "$root/bin/busybox"
 for applet in $(/bin/busybox --list-full); do

@@ -35,6 +35,9 @@ int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 	if (r < 0)
 		return r;
 	s->have_stats = s->kern.core_dump_stats && coredam_stats_read(&c->roots, &s->stats) == 0;
+	if (!s->kern.core_dump_stats && coredam_pipe_stats_read(c->roots.state, &s->pipe) == 0 &&
+	    coredam_pipe_stats_as_kernel(c->roots.state, &s->stats) == 0)
+		s->have_stats = s->stats_from_pipe = true;
 	coredam_sysctl_read(&c->roots, "kernel.core_pattern", s->core_pattern, sizeof(s->core_pattern));
 	if (s->kern.core_cgroup)
 		coredam_sysctl_read(&c->roots, "kernel.core_cgroup", s->core_cgroup, sizeof(s->core_cgroup));

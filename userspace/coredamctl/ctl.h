@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "dumps.h"
+#include "pipe.h"
 #include "roots.h"
 #include "sysctl.h"
 
@@ -32,6 +33,8 @@ struct ctl_status {
 	struct coredam_kernel_support kern;
 	bool have_stats;
 	struct coredam_stats stats;
+	bool stats_from_pipe;		/* stock kernel: counters of coredam-pipe */
+	struct coredam_pipe_stats pipe;	/* valid with stats_from_pipe */
 	char core_pattern[1024], core_cgroup[PATH_MAX];
 	char agent[16384];	/* the agent's STATUS answer, "" if not running */
 	char agent_error[256];

@@ -159,7 +159,10 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 		dest = c->cfg.destination;
 	} else if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.dir_known) {
 		dest = cp.dir;
-		if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup)
+		if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup && strstr(cp.helper, "coredam-pipe"))
+			report(0, "pipe core_pattern on a stock kernel: %s joins %s and queues by itself", cp.helper,
+			       c->cfg.cgroup);
+		else if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup)
 			report(1, "pipe core_pattern on a stock kernel: the helper %s starts in the root cgroup; "
 				  "only a service manager can place it in %s", cp.helper, c->cfg.cgroup);
 	} else {

@@ -76,9 +76,18 @@ static void print_json(struct ctl *c, struct ctl_status *s)
 	json_str(stdout, s->memory_high);
 	printf(",\n  \"counters\": ");
 	if (s->have_stats) {
-		printf("{");
+		printf("{\"source\": \"%s\"", s->stats_from_pipe ? "coredam-pipe" : "kernel");
 		for (int i = 0; i < COREDAM_STATS_N; i++)
-			printf("%s\"%s\": %" PRIu64, i ? ", " : "", coredam_stat_names[i], s->stats.v[i]);
+			printf(", \"%s\": %" PRIu64, coredam_stat_names[i], s->stats.v[i]);
+		printf("}");
+	} else {
+		printf("null");
+	}
+	printf(",\n  \"pipe_helper\": ");
+	if (s->stats_from_pipe) {
+		printf("{");
+		for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
+			printf("%s\"%s\": %" PRIu64, i ? ", " : "", coredam_pipe_stat_names[i], s->pipe.v[i]);
 		printf("}");
 	} else {
 		printf("null");
@@ -145,17 +154,29 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 	if (s->have_stats) {
 		const uint64_t *x = s->stats.v;
 
-		printf("Counters:     started %" PRIu64 ", admitted %" PRIu64 ", completed %" PRIu64 ", failed %" PRIu64 "\n",
+		if (s->stats_from_pipe)
+			printf("Counters:     from coredam-pipe (%s/pipe/stats; stock kernel)\n", c->roots.state);
+		printf("%s started %" PRIu64 ", admitted %" PRIu64 ", completed %" PRIu64 ", failed %" PRIu64 "\n",
+		       s->stats_from_pipe ? "             " : "Counters:    ",
 		       x[COREDAM_STAT_STARTED], x[COREDAM_STAT_ADMITTED], x[COREDAM_STAT_COMPLETED], x[COREDAM_STAT_FAILED]);
 		printf("              skipped: full %" PRIu64 ", timeout %" PRIu64 ", killed %" PRIu64 ", pipe limit %" PRIu64
 		       "; unmoved %" PRIu64 "; %s written\n",
 		       x[COREDAM_STAT_SKIPPED_FULL], x[COREDAM_STAT_SKIPPED_TIMEOUT], x[COREDAM_STAT_SKIPPED_KILLED],
 		       x[COREDAM_STAT_SKIPPED_PIPE_LIMIT], x[COREDAM_STAT_UNMOVED],
 		       format_size(b1, sizeof(b1), x[COREDAM_STAT_BYTES]));
+		if (s->stats_from_pipe) {
+			const uint64_t *p = s->pipe.v;
+
+			printf("              helper: not stored: rlimit %" PRIu64 ", destination/state errors %" PRIu64
+			       "; cut at RLIMIT_CORE %" PRIu64 "; %s read, %s on disk\n",
+			       p[COREDAM_PIPE_SKIPPED_RLIMIT], p[COREDAM_PIPE_SKIPPED_ERROR], p[COREDAM_PIPE_TRUNCATED],
+			       format_size(b1, sizeof(b1), p[COREDAM_PIPE_BYTES]),
+			       format_size(b2, sizeof(b2), p[COREDAM_PIPE_BYTES_DISK]));
+		}
 		printf("Now:          %" PRIu64 " writing, %" PRIu64 " waiting\n", x[COREDAM_STAT_ACTIVE],
 		       x[COREDAM_STAT_WAITING]);
 	} else {
-		printf("Counters:     unavailable (no kernel.core_dump_stats)\n");
+		printf("Counters:     unavailable (no kernel.core_dump_stats, and coredam-pipe has not run)\n");
 	}
 	if (s->n_dumps) {
 		printf("\n%8s  %-8s  %10s  %10s  %s\n", "PID", "STATE", "WRITTEN", "RATE", "EXECUTABLE");

@@ -8,6 +8,7 @@
 #include "cgroup.h"
 #include "control.h"
 #include "log.h"
+#include "pipe.h"
 #include "util.h"
 
 static const char *const owned_sysctls[] = {
@@ -227,6 +228,14 @@ int agent_apply_admission(struct agent *a)
 		r = write_u32(a, "kernel.core_max_waiting", adm.waiting) ?: r;
 	if (a->kern.core_wait_timeout_ms)
 		r = write_u32(a, "kernel.core_wait_timeout_ms", adm.timeout_ms) ?: r;
+	if (!a->kern.core_max_concurrency) {
+		/* no kernel queue: coredam-pipe takes the same budget from the state directory */
+		struct coredam_pipe_budget b = { adm.concurrency, adm.waiting, adm.timeout_ms };
+		int w = coredam_pipe_budget_write(a->roots.state, &b);
+
+		if (w < 0)
+			log_warning("cannot publish the budget to %s/pipe/budget: %s", a->roots.state, strerror(-w));
+	}
 	if (r == 0) {
 		a->adm = adm;
 		a->adm_applied = true;
@@ -234,12 +243,58 @@ int agent_apply_admission(struct agent *a)
 	return r;
 }
 
+/*
+ * Stock kernel with [Pipe] SetCorePattern=yes: core_pattern names the
+ * helper (the previous value is in sysctl.saved) and core_pipe_limit=0, so
+ * the kernel skips no pipe dump and the helper does the queueing.
+ */
+static int apply_pipe(struct agent *a)
+{
+	char pattern[4096];
+	int r;
+
+	r = xsnprintf(pattern, sizeof(pattern), "|%s %s %s", a->cfg.pipe_program, a->cfg.pipe_directory,
+		      COREDAM_PIPE_SPECIFIERS);
+	if (r < 0)
+		return r;
+	r = mkdir_p(a->cfg.pipe_directory, 0755);
+	if (r < 0)
+		log_warning("cannot create %s: %s (coredam-pipe refuses to write there until it exists)",
+			    a->cfg.pipe_directory, strerror(-r));
+	if (access(a->cfg.pipe_program, X_OK) < 0)
+		log_warning("[Pipe] Program=%s: %m; the kernel will fail to start it", a->cfg.pipe_program);
+	r = coredam_sysctl_write(&a->roots, "kernel.core_pipe_limit", "0");
+	if (r < 0) {
+		log_error("cannot write %s/sys/kernel/core_pipe_limit=0: %s", a->roots.proc, strerror(-r));
+		return r;
+	}
+	r = coredam_sysctl_write(&a->roots, "kernel.core_pattern", pattern);
+	if (r < 0) {
+		log_error("cannot write %s/sys/kernel/core_pattern: %s", a->roots.proc, strerror(-r));
+		return r;
+	}
+	log_info("core_pattern set to the pipe helper event=pipe-helper core_pattern=\"%s\"", pattern);
+	agent_resolve_devices(a);
+	agent_apply_io(a);
+	return 0;
+}
+
 int agent_apply_sysctls(struct agent *a, bool first)
 {
 	int r;
 
 	if (first) {
-		r = coredam_sysctl_save(&a->roots, owned_sysctls, ELEMENTSOF(owned_sysctls));
+		const char *names[ELEMENTSOF(owned_sysctls) + 2];
+		size_t n = 0;
+
+		for (size_t i = 0; i < ELEMENTSOF(owned_sysctls); i++)
+			names[n++] = owned_sysctls[i];
+		a->pipe_active = a->cfg.pipe_set_core_pattern && !a->kern.core_cgroup;
+		if (a->pipe_active) {
+			names[n++] = "kernel.core_pattern";
+			names[n++] = "kernel.core_pipe_limit";
+		}
+		r = coredam_sysctl_save(&a->roots, names, n);
 		if (r < 0) {
 			log_error("cannot save the original sysctls to %s/sysctl.saved: %s", a->roots.state,
 				  strerror(-r));
@@ -251,6 +306,13 @@ int agent_apply_sysctls(struct agent *a, bool first)
 		r = write_u32(a, "kernel.core_writeback_window", (uint32_t)(a->cfg.writeback_window / 1024));
 		if (r < 0)
 			return r;
+	}
+	if (a->pipe_active) {
+		r = apply_pipe(a);
+		if (r < 0)
+			return r;
+	} else if (!first && a->cfg.pipe_set_core_pattern && !a->kern.core_cgroup) {
+		log_warning("[Pipe] SetCorePattern=yes takes effect when coredamd restarts");
 	}
 	a->adm_applied = false;
 	r = agent_apply_admission(a);
@@ -272,6 +334,12 @@ void agent_restore(struct agent *a)
 {
 	int r;
 
+	if (!a->kern.core_max_concurrency) {
+		/* coredam-pipe falls back to the configuration */
+		r = coredam_pipe_budget_remove(a->roots.state);
+		if (r < 0 && r != -ENOENT)
+			log_warning("cannot remove %s/pipe/budget: %s", a->roots.state, strerror(-r));
+	}
 	if (!a->sysctls_touched)
 		return;
 	r = coredam_sysctl_restore(&a->roots);

@@ -69,6 +69,8 @@ struct agent {
 	struct coredam_admission adm;
 	bool adm_applied;
 	bool sysctls_touched;
+	bool pipe_active;	/* core_pattern points at coredam-pipe (stock kernel, [Pipe] SetCorePattern=yes) */
+	bool stats_from_pipe;	/* counters come from coredam-pipe's state file */
 
 	struct coredam_space space;
 	bool space_valid;

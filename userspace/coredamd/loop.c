@@ -12,6 +12,7 @@
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
+#include "pipe.h"
 #include "util.h"
 
 static struct tracked_dump *find_dump(struct agent *a, pid_t pid)
@@ -31,6 +32,11 @@ void track_dumps(struct agent *a)
 	struct coredam_stats st;
 	bool have_st = a->kern.core_dump_stats && coredam_stats_read(&a->roots, &st) == 0;
 	const char *outcome = "ended";
+
+	/* stock kernel: coredam-pipe's counters, in the same layout */
+	a->stats_from_pipe = false;
+	if (!a->kern.core_dump_stats && coredam_pipe_stats_as_kernel(a->roots.state, &st) == 0)
+		have_st = a->stats_from_pipe = true;
 
 	if (coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->cg_path : "", &v, &n) < 0)
 		return;
@@ -273,6 +279,8 @@ int status_format(struct agent *a, char *buf, size_t size)
 	ADD("floor_bps=%" PRIu64 "\nceiling_bps=%" PRIu64 "\nforeground_pressure=%.4f\n", a->params.floor_bps,
 	    a->params.ceiling_bps, a->m.foreground_pressure);
 	ADD("core_pattern=%s\ndestination=%s\n", a->core_pattern, a->dest_known ? a->dest : "");
+	ADD("pipe_helper=%s\nstats_source=%s\n", a->pipe_active ? "active" : "inactive",
+	    a->kern.core_dump_stats ? "kernel" : a->stats_from_pipe ? "coredam-pipe" : "none");
 	ADD("space_below=%d\nfree_bytes=%" PRIu64 "\nfloor_bytes=%" PRIu64 "\n", a->m.space_below,
 	    a->m.free_bytes, a->m.floor_bytes);
 	for (size_t i = 0; i < a->n_devs; i++)
@@ -389,8 +397,14 @@ int agent_loop(struct agent *a)
 		}
 		if (p[1].revents & POLLIN)
 			handle_client(a);
-		if (p[2].revents & POLLPRI)
+		if (p[2].revents & POLLPRI) {
+			char ev[256];
+
+			/* read it, or kernfs keeps reporting the same change and poll() spins */
+			if (pread(a->events_fd, ev, sizeof(ev), 0) < 0)
+				log_debug("reading cgroup.events: %m");
 			track_dumps(a); /* the dump cgroup became (un)populated */
+		}
 		for (int i = psi0; i < n; i++) {
 			if (p[i].revents & POLLERR) {
 				log_warning("PSI trigger on %s stopped working; sampling only", a->psi[i - psi0].path);

@@ -441,3 +441,84 @@ int coredam_cg_populated(int cgfd, bool *ret)
 	*ret = p[strlen("populated ")] == '1';
 	return 0;
 }
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *p = s; *p; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+		    p[3] <= '7') {
+			*w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			*w++ = *p;
+		}
+	}
+	*w = '\0';
+}
+
+int coredam_cg2_mount(const char *proc_root, char *buf, size_t size)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	char path[PATH_MAX];
+	size_t cap = 0;
+	int r;
+
+	r = xsnprintf(path, sizeof(path), "%s/self/mountinfo", proc_root);
+	if (r < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char mnt[PATH_MAX], fstype[64];
+		const char *sep = strstr(line, " - ");
+
+		/* id parent maj:min root mountpoint options ... - fstype source superopts */
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 3, "%63s", fstype) != 1)
+			continue;
+		if (strcmp(fstype, "cgroup2") != 0)
+			continue;
+		unescape_octal(mnt);
+		return xsnprintf(buf, size, "%s", mnt) < 0 ? -ENAMETOOLONG : 0;
+	}
+	return -ENOENT;
+}
+
+int coredam_cg_attach(int cgfd, pid_t pid)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	return write_file_at(cgfd, "cgroup.procs", buf);
+}
+
+int coredam_cg_of_pid(const char *proc_root, pid_t pid, char *buf, size_t size)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	r = xsnprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, (int)pid);
+	if (r < 0)
+		return r;
+	r = read_file_at(AT_FDCWD, path, 65536, &s);
+	if (r < 0)
+		return r;
+	for (char *p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, "0::", 3) == 0) {
+			size_t len = strcspn(p + 3, "\n");
+
+			if (len >= size)
+				return -ENOBUFS;
+			memcpy(buf, p + 3, len);
+			buf[len] = '\0';
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -67,4 +67,13 @@ int coredam_cg_read_procs(int cgfd, pid_t **ret, size_t *ret_n);
 /* "populated" of cgroup.events */
 int coredam_cg_populated(int cgfd, bool *ret);
 
+/* The cgroup v2 mount point, from <proc>/self/mountinfo (the first one). */
+int coredam_cg2_mount(const char *proc_root, char *buf, size_t size);
+
+/* Move @pid into the cgroup @cgfd (one write() to cgroup.procs). */
+int coredam_cg_attach(int cgfd, pid_t pid);
+
+/* The v2 cgroup of @pid ("0::/path" of <proc>/PID/cgroup), e.g. "/coredump.slice". */
+int coredam_cg_of_pid(const char *proc_root, pid_t pid, char *buf, size_t size);
+
 #endif

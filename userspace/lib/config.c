@@ -70,6 +70,11 @@ static const struct key keys[] = {
 	K("Adaptive", "PressureCgroups", T_STRING, pressure_cgroups, "auto"),
 	K("Space", "FreeSpaceFloor", T_FLOOR, free_floor_bytes, "1G"),
 	K("Space", "MarkIncomplete", T_BOOL, mark_incomplete, "yes"),
+	K("Pipe", "SetCorePattern", T_BOOL, pipe_set_core_pattern, "no"),
+	K("Pipe", "Program", T_PATH, pipe_program, "/usr/libexec/coredam/coredam-pipe"),
+	K("Pipe", "Directory", T_PATH, pipe_directory, "/var/lib/coredam/cores"),
+	K("Pipe", "Compress", T_BOOL, pipe_compress, "no"),
+	K("Pipe", "CompressLevel", T_U32_POS, pipe_compress_level, "3"),
 };
 
 const char *coredam_mode_str(enum coredam_mode m)
@@ -406,6 +411,12 @@ static int cross_check(struct parse_ctx *ctx)
 	} else if (c->wait_timeout_usec / 1000 > UINT32_MAX) {
 		o = origin_of(ctx, "WaitTimeout");
 		msg = "[Limits] WaitTimeout= is too long for core_wait_timeout_ms";
+	} else if (c->pipe_compress_level > 19) {
+		o = origin_of(ctx, "CompressLevel");
+		msg = "[Pipe] CompressLevel= must be between 1 and 19";
+	} else if (strpbrk(c->pipe_program, " \t%") || strpbrk(c->pipe_directory, " \t%")) {
+		o = origin_of(ctx, "Program") ?: origin_of(ctx, "Directory");
+		msg = "[Pipe] Program= and Directory= may not contain white space or '%' (they go into core_pattern)";
 	} else if (c->writeback_window / 1024 > UINT32_MAX) {
 		o = origin_of(ctx, "WritebackWindow");
 		msg = "[Limits] WritebackWindow= is too large";
@@ -603,7 +614,8 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 "[Adaptive]\nFloor=%s\nCeiling=%s\nConcurrencyFloor=%u\nConcurrencyCeiling=%u\n"
 			 "PressureTarget=%.1f%%\nPressureWindow=%" PRIu64 "ms\nStep=%s\nBackoff=%.0f%%\n"
 			 "HoldIntervals=%u\nPressureCgroups=%s\n\n"
-			 "[Space]\nFreeSpaceFloor=%" PRIu64 " %u%%\nMarkIncomplete=%s\n",
+			 "[Space]\nFreeSpaceFloor=%" PRIu64 " %u%%\nMarkIncomplete=%s\n\n"
+			 "[Pipe]\nSetCorePattern=%s\nProgram=%s\nDirectory=%s\nCompress=%s\nCompressLevel=%u\n",
 			 coredam_mode_str(c->mode), c->require_kernel_support ? "yes" : "no",
 			 c->metrics_file, c->control_socket, c->interval_usec / 1000,
 			 c->cgroup, c->memory_high,
@@ -613,5 +625,7 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 fl, ce, c->concurrency_floor, c->concurrency_ceiling, c->pressure_target * 100.0,
 			 c->pressure_window_usec / 1000, st, c->backoff * 100.0, c->hold_intervals,
 			 c->pressure_cgroups, c->free_floor_bytes, c->free_floor_percent,
-			 c->mark_incomplete ? "yes" : "no");
+			 c->mark_incomplete ? "yes" : "no",
+			 c->pipe_set_core_pattern ? "yes" : "no", c->pipe_program, c->pipe_directory,
+			 c->pipe_compress ? "yes" : "no", c->pipe_compress_level);
 }

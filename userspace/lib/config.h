@@ -54,6 +54,13 @@ struct coredam_config {
 	uint64_t free_floor_bytes;
 	uint32_t free_floor_percent;
 	bool mark_incomplete;
+
+	/* [Pipe]: the core_pattern helper coredam-pipe(8) for stock kernels */
+	bool pipe_set_core_pattern;	/* coredamd points core_pattern at it */
+	char pipe_program[PATH_MAX];
+	char pipe_directory[PATH_MAX];	/* where it writes cores */
+	bool pipe_compress;		/* zstd */
+	uint32_t pipe_compress_level;
 };
 
 struct coredam_config_error {

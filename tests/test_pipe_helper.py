@@ -1,0 +1,334 @@
+"""VM tests of coredam-pipe, the core_pattern helper for stock kernels: a
+burst keeps every core, writes at most the budget at once, in arrival
+order, from inside the dump cgroup, with the agent killed and restarted in
+the middle; without the agent the configuration's budget holds and a dump
+that cannot get a slot in time is dropped and logged; hostile program
+names and a hostile destination cannot make it write anywhere else."""
+
+import json
+import re
+
+MB = 8
+PAGES = MB * 1024 * 1024 // 4096
+HELPER = "/usr/sbin/coredam-pipe"
+PATTERN = f"|{HELPER} /scratch/cores %P %u %g %s %t %c %d %e"
+
+LIB = r"""
+. /lib/coredam/lib.sh
+mkdir -p /etc/coredam /scratch/cores
+chmod 755 /scratch/cores
+cp $JOB/coredam.conf /etc/coredam/coredam.conf
+start_agent() {
+    coredamd >> $RESULTS/agent.log 2>&1 &
+    echo $! > /tmp/agent.pid
+    local i=0
+    until coredamctl status --json 2>/dev/null | grep -q '"running": true'; do
+        i=$((i + 1)); [ $i -lt 300 ] || { echo "agent did not come up"; cat $RESULTS/agent.log; return 1; }
+        sleep 0.1
+    done
+}
+# wait_cores N: until N metadata files exist and no helper runs (at most 240 s)
+wait_cores() {
+    local i=0
+    while [ "$(ls /scratch/cores | grep -c '\.json$')" -lt "$1" ] || pidof coredam-pipe >/dev/null; do
+        i=$((i + 1)); [ $i -lt 2400 ] || { echo "cores missing"; ls -la /scratch/cores; return 1; }
+        sleep 0.1
+    done
+}
+collect() {
+    ls -la /scratch/cores > $RESULTS/ls.txt
+    for m in /scratch/cores/*.json; do [ -e "$m" ] && cat "$m" >> $RESULTS/meta.json; done
+    cp /run/coredam/pipe/stats $RESULTS/stats.txt 2>/dev/null || true
+}
+"""
+
+
+def meta(res):
+    return [json.loads(line) for line in res.text("meta.json").splitlines() if line.strip()]
+
+
+def stats(res):
+    return {k: int(v) for k, v in (line.split() for line in res.text("stats.txt").splitlines())}
+
+
+def max_overlap(ms):
+    """Most dumps writing at once, from [admitted, done] of each."""
+    ev = sorted([(m["admitted_usec"], 1) for m in ms] + [(m["done_usec"], -1) for m in ms],
+                key=lambda e: (e[0], e[1]))
+    cur = top = 0
+    for _, d in ev:
+        cur += d
+        top = max(top, cur)
+    return top
+
+
+def assert_fifo(ms):
+    by_ticket = sorted(ms, key=lambda m: m["ticket"])
+    admitted = [m["admitted_usec"] for m in by_ticket]
+    assert admitted == sorted(admitted), [(m["ticket"], m["pid"], m["admitted_usec"]) for m in by_ticket]
+
+
+def assert_cores_valid(res, ms, n):
+    cores = res.json_lines("cores.json")
+    assert len(cores) == n, res.text("ls.txt")
+    by_pid = {m["pid"]: m for m in ms}
+    for c in cores:
+        assert c["valid"] and c["complete"], c
+        assert c["pattern_pages"] == PAGES and c["pattern_dupes"] == 0, c
+        m = by_pid[c["pid"]]
+        assert m["size"] == c["size"], (m, c)
+        assert m["signal"] == c["signal"]
+
+
+BURST_CONF = """\
+[Agent]
+Interval=500ms
+[Cgroup]
+Path=/coredump.slice
+MemoryHigh=128M
+[Limits]
+WriteBandwidth=20M
+Concurrency=2
+QueueCap=32
+[Space]
+FreeSpaceFloor=100M
+[Pipe]
+SetCorePattern=yes
+Program=/usr/sbin/coredam-pipe
+Directory=/scratch/cores
+"""
+
+BURST = LIB + r"""
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
+start_agent
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.agent
+cat /proc/sys/kernel/core_pipe_limit > $RESULTS/pipe_limit.agent
+cat /run/coredam/pipe/budget > $RESULTS/budget.txt
+# 16 crashers, crashing one after the other: the arrival order is known
+mkdir -p /tmp/b
+pids=""
+i=0
+while [ $i -lt 16 ]; do
+    crasher -m {mb} -w /tmp/b/go.$i -r /tmp/b/ready.$i &
+    pids="$pids $!"
+    i=$((i + 1))
+done
+while [ "$(ls /tmp/b | grep -c '^ready\.')" -lt 16 ]; do sleep 0.1; done
+n=0
+for p in $pids; do
+    echo $p >> $RESULTS/order.txt
+    touch /tmp/b/go.$n
+    n=$((n + 1))
+    sleep 0.3
+    if [ $n -eq 8 ]; then
+        # the agent dies in the middle of the burst and comes back
+        kill -9 $(cat /tmp/agent.pid)
+        start_agent
+    fi
+done
+for p in $pids; do wait $p || true; done
+wait_cores 16
+collect
+for f in /scratch/cores/core.*; do
+    case $f in *.json) continue;; esac
+    corecheck $f >> $RESULTS/cores.json || true
+done
+coredamctl status --json > $RESULTS/status.json
+coredamctl status > $RESULTS/status.txt
+kill -TERM $(cat /tmp/agent.pid)
+wait $(cat /tmp/agent.pid) || true
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
+[ -e /run/coredam/pipe/budget ] && echo present > $RESULTS/budget.after || true
+"""
+
+
+def test_burst_budget_order_cgroup_agent_restart(boot):
+    res = boot(BURST.replace("{mb}", str(MB)), kernel="stock", files={"coredam.conf": BURST_CONF},
+               timeout=900)
+    assert res.rc == 0, res.output
+    # the agent installed the helper and restored the original on shutdown
+    assert res.text("pattern.agent").strip() == \
+        "|/usr/sbin/coredam-pipe /scratch/cores %P %u %g %s %t %c %d %e"
+    assert res.text("pipe_limit.agent").strip() == "0"
+    assert res.text("pattern.after") == res.text("pattern.before")
+    assert not res.path("budget.after").exists()
+    assert "concurrency 2" in res.text("budget.txt")
+
+    ms = meta(res)
+    assert len(ms) == 16, res.text("ls.txt")
+    assert_cores_valid(res, ms, 16)
+    # every helper wrote from inside the dump cgroup
+    assert {m["cgroup"] for m in ms} == {"/coredump.slice"}
+    # never more than the budget writing at once
+    assert max_overlap(ms) <= 2, ms
+    # slots in ticket order, tickets in crash order
+    assert_fifo(ms)
+    order = [int(p) for p in res.text("order.txt").split()]
+    assert [m["pid"] for m in sorted(ms, key=lambda m: m["ticket"])] == order
+    # names never come from the process beyond the sanitized comm
+    for m in ms:
+        assert re.fullmatch(r"core\.crasher\.%d\.\d+" % m["pid"], m["core"]), m
+        assert m["compression"] == "none" and m["disk_size"] == m["size"]
+
+    st = stats(res)
+    assert st["started"] == 16 and st["admitted"] == 16 and st["completed"] == 16, st
+    assert st["failed"] == 0 and st["unmoved"] == 0 and st["skipped_timeout"] == 0, st
+    status = json.loads(res.text("status.json"))
+    assert status["counters"]["source"] == "coredam-pipe"
+    assert status["counters"]["completed"] == 16 and status["counters"]["started"] == 16
+    assert status["pipe_helper"]["bytes"] == sum(m["size"] for m in ms)
+    assert "from coredam-pipe" in res.text("status.txt")
+
+
+FALLBACK_CONF = """\
+[Cgroup]
+Path=/coredump.slice
+[Limits]
+Concurrency=1
+WaitTimeout=0
+[Pipe]
+Compress=yes
+CompressLevel=1
+"""
+
+FALLBACK = LIB + r"""
+# no agent: the cgroup exists (a service manager made it), the budget is the configuration's
+mkdir -p /sys/fs/cgroup/coredump.slice
+echo "%s" > /proc/sys/kernel/core_pattern
+storm 4 {mb}
+wait_cores 4
+collect
+for f in /scratch/cores/core.*.zst; do
+    coredam-pipe --decompress < $f > /tmp/core
+    corecheck /tmp/core | sed "s|/tmp/core|$f|" >> $RESULTS/cores.json || true
+done
+# now a timeout: one slot, 300 ms to get it, three big dumps at once
+rm -rf /scratch/cores/*
+printf '[Limits]\nConcurrency=1\nWaitTimeout=300ms\n' > /etc/coredam/coredam.conf
+rm -f /run/coredam/pipe/stats
+storm 3 48
+wait_cores 1
+collect2() {
+    ls -la /scratch/cores > $RESULTS/ls2.txt
+    cp /run/coredam/pipe/stats $RESULTS/stats2.txt
+}
+collect2
+""" % PATTERN
+
+
+def test_fallback_without_agent_compress_and_timeout(boot):
+    res = boot(FALLBACK.replace("{mb}", str(MB)), kernel="stock", files={"coredam.conf": FALLBACK_CONF},
+               timeout=900)
+    assert res.rc == 0, res.output
+    ms = meta(res)
+    assert len(ms) == 4, res.text("ls.txt")
+    assert_cores_valid(res, ms, 4)
+    assert max_overlap(ms) <= 1, ms
+    assert_fifo(ms)
+    for m in ms:
+        assert m["compression"] == "zstd" and m["core"].endswith(".zst")
+        assert 0 < m["disk_size"] < m["size"], m
+        assert m["cgroup"] == "/coredump.slice"
+    st = stats(res)
+    assert st["completed"] == 4 and st["bytes"] == sum(m["size"] for m in ms), st
+    assert st["bytes_disk"] == sum(m["disk_size"] for m in ms), st
+
+    # the timeout: whatever did not get the slot in 300 ms was dropped, said why, and left no file
+    st2 = {k: int(v) for k, v in (line.split() for line in res.text("stats2.txt").splitlines())}
+    assert st2["started"] == 3, st2
+    assert st2["completed"] + st2["skipped_timeout"] == 3, st2
+    assert st2["skipped_timeout"] >= 1, st2
+    dmesg = res.text("dmesg.txt")
+    assert dmesg.count("dropped: no write slot within 300 ms") == st2["skipped_timeout"], dmesg[-3000:]
+    assert "coredamd not running" in dmesg
+    cores2 = [l for l in res.text("ls2.txt").splitlines() if " core." in l and not l.endswith(".json")]
+    assert len(cores2) == st2["completed"], res.text("ls2.txt")
+    assert ".tmp" not in res.text("ls2.txt")
+
+
+HOSTILE_CONF = """\
+[Cgroup]
+Path=/coredump.slice
+[Limits]
+Concurrency=2
+"""
+
+HOSTILE = LIB + r"""
+mkdir -p /sys/fs/cgroup/coredump.slice
+echo "%s" > /proc/sys/kernel/core_pattern
+touch /tmp/marker
+sleep 1
+mkdir -p /tmp/h
+nl='
+'
+long=$(printf 'L%%.0s' $(seq 1 200))
+for name in "..${nl}x y" '...' '-rf *' ".hidden" "$long"; do
+    cp /bin/crasher "/tmp/h/$name" 2>/dev/null || { echo "cannot name a file $name"; continue; }
+    "/tmp/h/$name" -m 1 || true
+    rm -f "/tmp/h/$name"
+done
+wait_cores 5
+# a destination that is a symlink to elsewhere, then one anyone may write to
+mkdir -p /scratch/outside && chmod 755 /scratch/outside
+ln -s /scratch/outside /scratch/dest
+echo "%s" > /proc/sys/kernel/core_pattern
+crasher -m 1 || true
+mkdir -p /scratch/open && chmod 777 /scratch/open
+echo "%s" > /proc/sys/kernel/core_pattern
+crasher -m 1 || true
+echo "%s" > /proc/sys/kernel/core_pattern
+# an unprivileged crash: the core is the user's (as the kernel makes a file-mode core);
+# the initramfs root may come up 0700, which would keep nobody out of /bin
+chmod 755 /
+su -s /bin/sh -c 'crasher -m 1' nobody || true
+# RLIMIT_CORE 0, which an unprivileged process cannot raise: not stored
+( ulimit -c 0; su -s /bin/sh -c 'crasher -m 1' nobody ) || true
+i=0; while pidof coredam-pipe >/dev/null && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+collect
+ls -la /scratch/outside /scratch/open > $RESULTS/others.txt
+# every regular file written since the marker, outside the pseudo filesystems and the job's own dirs
+find / -xdev -newer /tmp/marker -type f 2>/dev/null | grep -v -e '^/results' -e '^/tmp/h' > $RESULTS/new_root.txt || true
+find /scratch -newer /tmp/marker -type f > $RESULTS/new_scratch.txt
+find /run -newer /tmp/marker -type f > $RESULTS/new_run.txt
+""" % (PATTERN, PATTERN.replace("/scratch/cores", "/scratch/dest"),
+       PATTERN.replace("/scratch/cores", "/scratch/open"), PATTERN)
+
+
+def test_hostile_names_and_destinations(boot):
+    res = boot(HOSTILE, kernel="stock", files={"coredam.conf": HOSTILE_CONF}, timeout=600)
+    assert res.rc == 0, res.output
+    ms = meta(res)
+    # ('/' cannot be part of a file name, so a comm cannot hold it: the kernel
+    # would print it as '!' anyway) every crasher dumped under its hostile name
+    assert len(ms) == 6, res.text("ls.txt")
+    user = [m for m in ms if m["uid"] == 65534]
+    assert len(user) == 1 and user[0]["comm"] == "crasher", ms
+    assert re.search(r"-rw-------\s+1 nobody\s+\S+\s+\d+ .*%s\n" % re.escape(user[0]["core"]),
+                     res.text("ls.txt")), res.text("ls.txt")
+    by_comm = {m["comm"]: m["core"] for m in ms}
+    assert by_comm["..\nx y"].startswith("core._._x_y."), by_comm
+    assert by_comm["..."].startswith("core._..."), by_comm
+    assert by_comm["-rf *"].startswith("core.-rf__."), by_comm
+    assert by_comm[".hidden"].startswith("core._hidden."), by_comm
+    assert by_comm["L" * 15].startswith("core." + "L" * 15 + "."), by_comm
+    for m in ms:
+        assert re.fullmatch(r"core\.[A-Za-z0-9_-][A-Za-z0-9._-]{0,14}\.%d\.\d+" % m["pid"], m["core"]), m
+
+    # nothing through the symlink, nothing into the open directory
+    others = res.text("others.txt")
+    assert "core." not in others, others
+    dmesg = res.text("dmesg.txt")
+    assert "/scratch/dest: is a symbolic link" in dmesg, dmesg[-3000:]
+    assert "/scratch/open: writable by group or others" in dmesg
+    assert "RLIMIT_CORE is 0 bytes" in dmesg
+    st = stats(res)
+    assert st["skipped_error"] == 2 and st["skipped_rlimit"] == 1 and st["completed"] == 6, st
+
+    # the only new files: the cores and their metadata, and the helper's state
+    new = [l for l in res.text("new_scratch.txt").splitlines() if l]
+    assert all(l.startswith("/scratch/cores/core.") for l in new), new
+    assert len(new) == 12, new
+    assert all(l.startswith("/run/coredam/") for l in res.text("new_run.txt").splitlines() if l)
+    stray = [l for l in res.text("new_root.txt").splitlines()
+             if l and not l.startswith(("/run/coredam/", "/scratch/cores/", "/tmp/"))]
+    assert not stray, stray

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "meta.h"
+#include "util.h"
+
+int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s)
+{
+	size_t o = *pos;
+
+#define PUT(c)                          \
+	do {                            \
+		if (o + 1 >= size)      \
+			return -ENOBUFS; \
+		buf[o++] = (c);         \
+	} while (0)
+
+	PUT('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			PUT('\\');
+			PUT((char)*p);
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			/* control bytes and anything not plain ASCII: \u00XX keeps the output valid JSON */
+			static const char hex[] = "0123456789abcdef";
+
+			PUT('\\');
+			PUT('u');
+			PUT('0');
+			PUT('0');
+			PUT(hex[*p >> 4]);
+			PUT(hex[*p & 15]);
+		} else {
+			PUT((char)*p);
+		}
+	}
+	PUT('"');
+#undef PUT
+	buf[o] = '\0';
+	*pos = o;
+	return 0;
+}
+
+int coredam_meta_format(const struct coredam_core_meta *m, char *buf, size_t size)
+{
+	size_t o = 0;
+	int r;
+
+#define ADD(...)                                                     \
+	do {                                                         \
+		r = xsnprintf(buf + o, size - o, __VA_ARGS__);       \
+		if (r < 0)                                           \
+			return r;                                    \
+		o += (size_t)r;                                      \
+	} while (0)
+#define STR(s)                                                       \
+	do {                                                         \
+		r = coredam_json_string(buf, size, &o, (s) ? (s) : ""); \
+		if (r < 0)                                           \
+			return r;                                    \
+	} while (0)
+
+	ADD("{\"core\": ");
+	STR(m->core);
+	ADD(", \"pid\": %d, \"uid\": %u, \"gid\": %u, \"signal\": %d, \"time\": %" PRIu64 ", \"comm\": ",
+	    (int)m->pid, (unsigned)m->uid, (unsigned)m->gid, m->signal, m->time);
+	STR(m->comm);
+	ADD(", \"size\": %" PRIu64 ", \"disk_size\": %" PRIu64 ", \"compression\": ", m->size, m->disk_size);
+	STR(m->compression);
+	ADD(", \"truncated\": %s, \"rlimit\": ", m->truncated ? "true" : "false");
+	if (m->rlimit == UINT64_MAX)
+		ADD("null");
+	else
+		ADD("%" PRIu64, m->rlimit);
+	ADD(", \"dumpable\": %d, \"ticket\": %" PRIu64 ", \"waited_ms\": %" PRIu64 ", \"write_ms\": %" PRIu64
+	    ", \"arrived_usec\": %" PRIu64 ", \"admitted_usec\": %" PRIu64 ", \"done_usec\": %" PRIu64 ", \"cgroup\": ",
+	    m->dumpable, m->ticket, m->waited_ms, m->write_ms, m->arrived_usec, m->admitted_usec, m->done_usec);
+	STR(m->cgroup);
+	ADD("}\n");
+#undef ADD
+#undef STR
+	return (int)o;
+}
+
+int coredam_meta_write_at(int dirfd, const char *name, const char *text, mode_t mode)
+{
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(text);
+	char tmp[NAME_MAX + 1];
+	ssize_t n;
+	int r;
+
+	r = xsnprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	if (r < 0)
+		return r;
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0 || (size_t)n != len) {
+		r = n < 0 ? -errno : -EIO;
+		goto out_unlink;
+	}
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+		r = -errno;
+		goto out_unlink;
+	}
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
+		r = -errno;
+		goto out_unlink;
+	}
+	return 0;
+
+out_unlink:
+	unlinkat(dirfd, tmp, 0);
+	return r;
+}

@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredam-pipe: arguments, destination check, arrival-order queue, counters. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "pipe.h"
+#include "util.h"
+
+/* ---- arguments ---- */
+
+static int parse_int_arg(const char *s, uint64_t max, uint64_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	r = parse_u64(s, &v);
+	if (r < 0)
+		return r;
+	if (v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_args *ret)
+{
+	struct coredam_pipe_args a = { .dumpable = 1, .rlimit = UINT64_MAX };
+	uint64_t v;
+	size_t o = 0;
+	int r;
+
+	if (argc < 6)
+		return -EINVAL;
+	if (argv[0][0] != '/')
+		return -EINVAL;
+	r = xsnprintf(a.dir, sizeof(a.dir), "%s", argv[0]);
+	if (r < 0)
+		return r;
+	if (parse_int_arg(argv[1], INT32_MAX, &v) < 0 || v == 0)
+		return -EINVAL;
+	a.pid = (pid_t)v;
+	if (parse_int_arg(argv[2], UINT32_MAX - 1, &v) < 0)
+		return -EINVAL;
+	a.uid = (uid_t)v;
+	if (parse_int_arg(argv[3], UINT32_MAX - 1, &v) < 0)
+		return -EINVAL;
+	a.gid = (gid_t)v;
+	if (parse_int_arg(argv[4], 255, &v) < 0)
+		return -EINVAL;
+	a.signal = (int)v;
+	if (parse_int_arg(argv[5], UINT64_MAX, &v) < 0)
+		return -EINVAL;
+	a.time = v;
+	if (argc > 6) {
+		/* the kernel prints RLIM_INFINITY as an unsigned long */
+		if (parse_u64(argv[6], &a.rlimit) < 0)
+			return -EINVAL;
+		a.have_rlimit = true;
+	}
+	if (argc > 7) {
+		if (parse_int_arg(argv[7], 2, &v) < 0)
+			return -EINVAL;
+		a.dumpable = (int)v;
+	}
+	for (int i = 8; i < argc; i++) {
+		r = snprintf(a.comm + o, sizeof(a.comm) - o, "%s%s", i > 8 ? " " : "", argv[i]);
+		if (r < 0)
+			return -EINVAL;
+		o += (size_t)r;
+		if (o >= sizeof(a.comm)) {
+			o = sizeof(a.comm) - 1;
+			break;
+		}
+	}
+	*ret = a;
+	return 0;
+}
+
+void coredam_pipe_sanitize(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	if (size == 0)
+		return;
+	for (const char *p = in; *p && o < 15 && o + 1 < size; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == '-' || (c == '.' && o > 0);
+
+		out[o++] = ok ? c : '_';
+	}
+	if (o == 0 && size > 1)
+		out[o++] = '_';
+	out[o] = '\0';
+}
+
+int coredam_pipe_core_name(const struct coredam_pipe_args *a, bool zstd, char *buf, size_t size)
+{
+	char comm[16];
+
+	coredam_pipe_sanitize(a->comm, comm, sizeof(comm));
+	return xsnprintf(buf, size, "core.%s.%d.%" PRIu64 "%s", comm, (int)a->pid, a->time, zstd ? ".zst" : "");
+}
+
+/* ---- destination ---- */
+
+static int check_dir(int fd, const char *shown, uid_t owner, bool last, char *why, size_t whysize)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return snprintf(why, whysize, "%s: fstat: %s", shown, strerror(errno)), -errno;
+	if (!S_ISDIR(st.st_mode))
+		return snprintf(why, whysize, "%s: not a directory", shown), -ENOTDIR;
+	if (st.st_uid != owner && (last || st.st_uid != 0))
+		return snprintf(why, whysize, "%s: owned by uid %u, not %u", shown, (unsigned)st.st_uid,
+				(unsigned)owner), -EPERM;
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX)))
+		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", shown,
+				(unsigned)(st.st_mode & 07777)), -EPERM;
+	return 0;
+}
+
+int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysize, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[PATH_MAX], shown[PATH_MAX] = "";
+	char *p, *save = NULL;
+	size_t so = 0;
+	int r;
+
+	if (dir[0] != '/')
+		return snprintf(why, whysize, "%s: not an absolute path", dir), -EINVAL;
+	r = xsnprintf(buf, sizeof(buf), "%s", dir);
+	if (r < 0)
+		return snprintf(why, whysize, "destination path too long"), r;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return snprintf(why, whysize, "/: %s", strerror(errno)), -errno;
+	p = strtok_r(buf, "/", &save);
+	if (!p)
+		return snprintf(why, whysize, "/ cannot be the destination"), -EINVAL;
+	for (; p; p = strtok_r(NULL, "/", &save)) {
+		int nfd;
+
+		if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
+			return snprintf(why, whysize, "%s: \".\" and \"..\" are not allowed", dir), -EINVAL;
+		/* ancestors must hold still: root's (or @owner's), no one else may write them unless sticky */
+		r = check_dir(fd, so ? shown : "/", owner, false, why, whysize);
+		if (r < 0)
+			return r;
+		so += (size_t)snprintf(shown + so, sizeof(shown) - so, "/%s", p);
+		if (so >= sizeof(shown))
+			so = sizeof(shown) - 1;
+		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			r = -errno;
+			if (errno == ELOOP || errno == ENOTDIR) {
+				struct stat st;
+
+				if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+					return snprintf(why, whysize, "%s: is a symbolic link", shown), -ELOOP;
+			}
+			return snprintf(why, whysize, "%s: %s", shown, strerror(-r)), r;
+		}
+		close(fd);
+		fd = nfd;
+	}
+	r = check_dir(fd, shown, owner, true, why, whysize);
+	if (r < 0)
+		return r;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[PATH_MAX], soft[32];
+	const char *line;
+	int r;
+
+	r = xsnprintf(path, sizeof(path), "%s/%d/limits", proc_root, (int)pid);
+	if (r < 0)
+		return r;
+	r = read_file_at(AT_FDCWD, path, 16384, &s);
+	if (r < 0)
+		return r;
+	line = strstr(s, "\nMax core file size");
+	if (!line)
+		return -EBADMSG;
+	if (sscanf(line + strlen("\nMax core file size"), " %31s", soft) != 1)
+		return -EBADMSG;
+	if (strcmp(soft, "unlimited") == 0) {
+		*ret = UINT64_MAX;
+		return 0;
+	}
+	if (parse_u64(soft, ret) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
+/* ---- state directory ---- */
+
+#define PIPE_DIR "pipe"
+#define LOCK_FILE "lock"
+#define TICKET_FILE "ticket"
+#define BUDGET_FILE "budget"
+#define STATS_FILE "stats"
+
+static int open_pipe_dir(const char *state_dir, bool create, int *ret_fd)
+{
+	_cleanup_close_ int sfd = -1;
+	int r;
+
+	if (create) {
+		r = mkdir_p(state_dir, 0755);
+		if (r < 0)
+			return r;
+	}
+	r = open_dir_at(AT_FDCWD, state_dir, &sfd);
+	if (r < 0)
+		return r;
+	if (create && mkdirat(sfd, PIPE_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	{
+		int fd = openat(sfd, PIPE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		*ret_fd = fd;
+	}
+	return 0;
+}
+
+static int lock_dir(int dirfd, int op, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+
+	/* read-only: closing it must not look like a release to the waiters' inotify watch */
+	fd = openat(dirfd, LOCK_FILE, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, op) < 0)
+		if (errno != EINTR)
+			return -errno;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+/* ---- counters ---- */
+
+const char *const coredam_pipe_stat_names[COREDAM_PIPE_STATS_N] = {
+	"started", "admitted", "completed", "failed", "skipped_full", "skipped_timeout",
+	"skipped_killed", "skipped_rlimit", "skipped_error", "unmoved", "truncated", "bytes",
+	"bytes_disk",
+};
+
+int coredam_pipe_stats_parse(const char *text, struct coredam_pipe_stats *ret)
+{
+	struct coredam_pipe_stats s = { 0 };
+
+	for (const char *p = text; *p;) {
+		char name[64], val[32];
+		size_t len = strcspn(p, "\n");
+		uint64_t v;
+
+		if (len && sscanf(p, "%63s %31s", name, val) == 2) {
+			if (parse_u64(val, &v) < 0)
+				return -EBADMSG;
+			for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
+				if (strcmp(name, coredam_pipe_stat_names[i]) == 0)
+					s.v[i] = v;
+		} else if (len) {
+			return -EBADMSG;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	*ret = s;
+	return 0;
+}
+
+int coredam_pipe_stats_format(const struct coredam_pipe_stats *s, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++) {
+		int r = xsnprintf(buf + o, size - o, "%s %" PRIu64 "\n", coredam_pipe_stat_names[i], s->v[i]);
+
+		if (r < 0)
+			return r;
+		o += (size_t)r;
+	}
+	return (int)o;
+}
+
+static int stats_read_at(int dirfd, struct coredam_pipe_stats *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	r = read_file_at(dirfd, STATS_FILE, 65536, &s);
+	if (r < 0)
+		return r;
+	return coredam_pipe_stats_parse(s, ret);
+}
+
+int coredam_pipe_stats_read(const char *state_dir, struct coredam_pipe_stats *ret)
+{
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	r = open_pipe_dir(state_dir, false, &dfd);
+	if (r < 0)
+		return r;
+	return stats_read_at(dfd, ret);
+}
+
+int coredam_pipe_stats_add(const char *state_dir, const struct coredam_pipe_stats *delta)
+{
+	_cleanup_close_ int dfd = -1, lfd = -1;
+	struct coredam_pipe_stats s = { 0 };
+	char buf[1024];
+	int r;
+
+	r = open_pipe_dir(state_dir, true, &dfd);
+	if (r < 0)
+		return r;
+	r = lock_dir(dfd, LOCK_EX, &lfd);
+	if (r < 0)
+		return r;
+	r = stats_read_at(dfd, &s);
+	if (r < 0 && r != -ENOENT)
+		memset(&s, 0, sizeof(s)); /* a damaged file starts over rather than blocking every dump */
+	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
+		s.v[i] += delta->v[i];
+	r = coredam_pipe_stats_format(&s, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	return write_file_atomic_at(dfd, STATS_FILE, buf, (size_t)r, 0644);
+}
+
+int coredam_pipe_stats_as_kernel(const char *state_dir, struct coredam_stats *ret)
+{
+	struct coredam_pipe_stats p;
+	struct coredam_stats k = { 0 };
+	uint32_t writing = 0, waiting = 0;
+	int r;
+
+	r = coredam_pipe_stats_read(state_dir, &p);
+	if (r < 0)
+		return r;
+	coredam_pipe_queue_count(state_dir, &writing, &waiting);
+	k.v[COREDAM_STAT_ACTIVE] = writing;
+	k.v[COREDAM_STAT_WAITING] = waiting;
+	k.v[COREDAM_STAT_STARTED] = p.v[COREDAM_PIPE_STARTED] - MIN(p.v[COREDAM_PIPE_STARTED],
+								    p.v[COREDAM_PIPE_SKIPPED_RLIMIT] +
+									    p.v[COREDAM_PIPE_SKIPPED_ERROR]);
+	k.v[COREDAM_STAT_ADMITTED] = p.v[COREDAM_PIPE_ADMITTED];
+	k.v[COREDAM_STAT_COMPLETED] = p.v[COREDAM_PIPE_COMPLETED];
+	k.v[COREDAM_STAT_FAILED] = p.v[COREDAM_PIPE_FAILED];
+	k.v[COREDAM_STAT_SKIPPED_FULL] = p.v[COREDAM_PIPE_SKIPPED_FULL];
+	k.v[COREDAM_STAT_SKIPPED_TIMEOUT] = p.v[COREDAM_PIPE_SKIPPED_TIMEOUT];
+	k.v[COREDAM_STAT_SKIPPED_KILLED] = p.v[COREDAM_PIPE_SKIPPED_KILLED];
+	k.v[COREDAM_STAT_UNMOVED] = p.v[COREDAM_PIPE_UNMOVED];
+	k.v[COREDAM_STAT_BYTES] = p.v[COREDAM_PIPE_BYTES_DISK];
+	*ret = k;
+	return 0;
+}
+
+/* ---- budget ---- */
+
+int coredam_pipe_budget_write(const char *state_dir, const struct coredam_pipe_budget *b)
+{
+	_cleanup_close_ int dfd = -1;
+	char buf[128];
+	int r;
+
+	r = open_pipe_dir(state_dir, true, &dfd);
+	if (r < 0)
+		return r;
+	r = xsnprintf(buf, sizeof(buf), "concurrency %u\nwaiting %u\ntimeout_ms %u\n", b->concurrency, b->waiting,
+		      b->timeout_ms);
+	if (r < 0)
+		return r;
+	return write_file_atomic_at(dfd, BUDGET_FILE, buf, (size_t)r, 0644);
+}
+
+static int budget_read_at(int dirfd, struct coredam_pipe_budget *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	struct coredam_pipe_budget b = { 0 };
+	unsigned int seen = 0;
+	int r;
+
+	r = read_file_at(dirfd, BUDGET_FILE, 4096, &s);
+	if (r < 0)
+		return r;
+	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[32], val[16];
+		uint32_t v;
+
+		if (sscanf(line, "%31s %15s", name, val) != 2 || parse_u32(val, &v) < 0)
+			return -EBADMSG;
+		if (strcmp(name, "concurrency") == 0)
+			b.concurrency = v, seen |= 1;
+		else if (strcmp(name, "waiting") == 0)
+			b.waiting = v, seen |= 2;
+		else if (strcmp(name, "timeout_ms") == 0)
+			b.timeout_ms = v, seen |= 4;
+	}
+	if (seen != 7)
+		return -EBADMSG;
+	*ret = b;
+	return 0;
+}
+
+int coredam_pipe_budget_read(const char *state_dir, struct coredam_pipe_budget *ret)
+{
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	r = open_pipe_dir(state_dir, false, &dfd);
+	if (r < 0)
+		return r;
+	return budget_read_at(dfd, ret);
+}
+
+int coredam_pipe_budget_remove(const char *state_dir)
+{
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	r = open_pipe_dir(state_dir, false, &dfd);
+	if (r < 0)
+		return r;
+	if (unlinkat(dfd, BUDGET_FILE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- queue ---- */
+
+int coredam_pipe_queue_open(const char *state_dir, struct coredam_pipe_queue *q)
+{
+	int r;
+
+	r = path_join(q->path, sizeof(q->path), state_dir, PIPE_DIR);
+	if (r < 0)
+		return r;
+	return open_pipe_dir(state_dir, true, &q->dirfd);
+}
+
+static bool entry_name(const char *name, uint64_t *ret)
+{
+	return strncmp(name, "q.", 2) == 0 && parse_u64(name + 2, ret) == 0;
+}
+
+/* Is the ticket file held by a live helper? Removes it if not (caller holds the lock exclusively). */
+static bool entry_alive(int dirfd, const char *name, bool reap, char *ret_state)
+{
+	_cleanup_close_ int fd = -1;
+	char c = '?';
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		if (reap)
+			unlinkat(dirfd, name, 0);
+		return false;
+	}
+	if (ret_state && pread(fd, &c, 1, 0) == 1)
+		*ret_state = c;
+	return true;
+}
+
+/* Walk the tickets: count live ones older than @mine; with @reap remove dead ones. */
+static int scan(int dirfd, uint64_t mine, bool reap, uint32_t *ret_older, uint32_t *ret_writing,
+		uint32_t *ret_waiting)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	uint32_t older = 0, writing = 0, waiting = 0;
+	int fd;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		uint64_t t;
+		char state = '?';
+
+		if (!entry_name(de->d_name, &t) || t == mine)
+			continue;
+		if (!entry_alive(dirfd, de->d_name, reap, &state))
+			continue;
+		if (t < mine)
+			older++;
+		if (state == 'W')
+			writing++;
+		else
+			waiting++;
+	}
+	if (ret_older)
+		*ret_older = older;
+	if (ret_writing)
+		*ret_writing = writing;
+	if (ret_waiting)
+		*ret_waiting = waiting;
+	return 0;
+}
+
+int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uint32_t *ret_ahead)
+{
+	_cleanup_close_ int lfd = -1, efd = -1;
+	_cleanup_free_ char *s = NULL;
+	uint64_t t = 0;
+	char buf[32], name[32];
+	int r;
+
+	r = lock_dir(q->dirfd, LOCK_EX, &lfd);
+	if (r < 0)
+		return r;
+	r = read_file_at(q->dirfd, TICKET_FILE, 64, &s);
+	if (r >= 0) {
+		if (parse_u64(strstrip(s), &t) < 0)
+			t = 0;
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	/* a ticket counter lost or reset must never reuse a live ticket */
+	for (;; t++) {
+		r = xsnprintf(name, sizeof(name), "q.%020" PRIu64, t);
+		if (r < 0)
+			return r;
+		efd = openat(q->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (efd >= 0)
+			break;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	if (flock(efd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		unlinkat(q->dirfd, name, 0);
+		return r;
+	}
+	r = xsnprintf(buf, sizeof(buf), "Q %d\n", (int)pid);
+	if (r < 0 || write(efd, buf, (size_t)r) != r) {
+		unlinkat(q->dirfd, name, 0);
+		return -EIO;
+	}
+	r = xsnprintf(buf, sizeof(buf), "%" PRIu64 "\n", t + 1);
+	if (r >= 0)
+		r = write_file_atomic_at(q->dirfd, TICKET_FILE, buf, (size_t)r, 0600);
+	if (r < 0) {
+		unlinkat(q->dirfd, name, 0);
+		return r;
+	}
+	q->ticket = t;
+	snprintf(q->entry, sizeof(q->entry), "%s", name);
+	q->entry_fd = take_fd(&efd);
+	r = scan(q->dirfd, t, true, ret_ahead, NULL, NULL);
+	if (r < 0) {
+		coredam_pipe_release(q);
+		return r;
+	}
+	return 0;
+}
+
+int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret)
+{
+	_cleanup_close_ int lfd = -1;
+	int r;
+
+	r = lock_dir(q->dirfd, LOCK_EX, &lfd);
+	if (r < 0)
+		return r;
+	return scan(q->dirfd, q->ticket, true, ret, NULL, NULL);
+}
+
+int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint32_t *ret_waiting)
+{
+	_cleanup_close_ int dfd = -1, lfd = -1;
+	int r;
+
+	r = open_pipe_dir(state_dir, false, &dfd);
+	if (r < 0)
+		return r;
+	r = lock_dir(dfd, LOCK_SH, &lfd);
+	if (r < 0)
+		return r;
+	return scan(dfd, UINT64_MAX, false, NULL, ret_writing, ret_waiting);
+}
+
+int coredam_pipe_mark_writing(struct coredam_pipe_queue *q)
+{
+	if (q->entry_fd < 0)
+		return -EBADF;
+	if (pwrite(q->entry_fd, "W", 1, 0) != 1)
+		return -errno;
+	return 0;
+}
+
+void coredam_pipe_release(struct coredam_pipe_queue *q)
+{
+	if (q->entry_fd >= 0) {
+		/* unlink first: a waiter that counts now must not see us */
+		unlinkat(q->dirfd, q->entry, 0);
+		close(q->entry_fd);
+		q->entry_fd = -1;
+	}
+}
+
+/*
+ * Read the pending events; true if one can change our place: a ticket file
+ * removed or closed by its writer (a helper gone, dead or alive), or the
+ * budget replaced. Counting opens files too, so any other event is ignored,
+ * or every count would wake every waiter.
+ */
+static bool drain(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool relevant = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->mask & IN_Q_OVERFLOW)
+				relevant = true;
+			else if (ev->len && strncmp(ev->name, "q.", 2) == 0 && (ev->mask & (IN_DELETE | IN_CLOSE_WRITE)))
+				relevant = true;
+			else if (ev->len && strcmp(ev->name, BUDGET_FILE) == 0 && (ev->mask & IN_MOVED_TO))
+				relevant = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return relevant;
+}
+
+int coredam_pipe_wait(struct coredam_pipe_queue *q, const struct coredam_pipe_budget *fallback, int stop_fd,
+		      enum coredam_pipe_wait_result *ret, uint64_t *ret_waited_usec)
+{
+	_cleanup_close_ int ifd = -1;
+	uint64_t start = now_usec(CLOCK_MONOTONIC);
+	bool first = true;
+	int r;
+
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ifd < 0)
+		return -errno;
+	/* watch first, then count: no release can fall between the two */
+	if (inotify_add_watch(ifd, q->path, IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR) < 0)
+		return -errno;
+	for (;;) {
+		struct coredam_pipe_budget b;
+		struct pollfd p[2];
+		uint64_t now, waited, deadline_left = 0;
+		uint32_t ahead;
+		int n = 0, timeout = -1;
+
+		if (budget_read_at(q->dirfd, &b) < 0)
+			b = *fallback;
+		r = coredam_pipe_ahead(q, &ahead);
+		if (r < 0)
+			return r;
+		now = now_usec(CLOCK_MONOTONIC);
+		waited = now - start;
+		if (b.concurrency == 0 || ahead < b.concurrency) {
+			*ret = COREDAM_PIPE_ADMIT;
+			*ret_waited_usec = waited;
+			return 0;
+		}
+		/* on arrival only: the dumps already waiting ahead of us, against the cap */
+		if (first && b.waiting && ahead - b.concurrency >= b.waiting) {
+			*ret = COREDAM_PIPE_FULL;
+			*ret_waited_usec = waited;
+			return 0;
+		}
+		first = false;
+		if (b.timeout_ms) {
+			uint64_t limit = (uint64_t)b.timeout_ms * 1000;
+
+			if (waited >= limit) {
+				*ret = COREDAM_PIPE_TIMEOUT;
+				*ret_waited_usec = waited;
+				return 0;
+			}
+			deadline_left = limit - waited;
+			timeout = (int)MIN((deadline_left + 999) / 1000, (uint64_t)INT32_MAX);
+		}
+		p[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
+		if (stop_fd >= 0)
+			p[n++] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
+		for (;;) {
+			r = poll(p, n, timeout);
+			if (r < 0 && errno != EINTR)
+				return -errno;
+			if (n > 1 && (p[1].revents & POLLIN)) {
+				*ret = COREDAM_PIPE_INTERRUPTED;
+				*ret_waited_usec = now_usec(CLOCK_MONOTONIC) - start;
+				return 0;
+			}
+			if (r <= 0 || drain(ifd))
+				break;	/* timed out, or something that can change our place */
+			if (b.timeout_ms) {
+				uint64_t limit = (uint64_t)b.timeout_ms * 1000;
+
+				waited = now_usec(CLOCK_MONOTONIC) - start;
+				if (waited >= limit)
+					break;
+				timeout = (int)MIN((limit - waited + 999) / 1000, (uint64_t)INT32_MAX);
+			}
+		}
+	}
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * coredam-pipe: the core_pattern pipe helper for kernels without the
+ * coredam patches. Its logic lives here: the arguments the kernel passes,
+ * the destination check, the arrival-order slot queue shared by every
+ * helper, the counters, and the write-behind writer.
+ *
+ * The queue (documented in docs/pipe-helper.md) lives in <state>/pipe:
+ *
+ *   lock          flock()ed around every change and every count
+ *   ticket        the next ticket number (decimal)
+ *   q.<ticket>    one per helper alive, created and flock(LOCK_EX)ed under
+ *                 "lock", holding "<state> <pid>"; state Q (waiting) or
+ *                 W (writing). A file whose lock can be taken belongs to a
+ *                 helper that died: whoever counts removes it.
+ *   budget        written by coredamd: concurrency, waiting, timeout_ms.
+ *   stats         the counters, "name value" lines, replaced atomically
+ *                 under "lock".
+ *
+ * A helper may write when fewer than `concurrency` live tickets are older
+ * than its own, so slots go in ticket (arrival) order whatever order the
+ * writers finish in. Waiters sleep in poll() on an inotify watch of the
+ * directory (a ticket file deleted or closed after writing, the budget
+ * replaced), never in a sleep loop.
+ */
+#ifndef COREDAM_PIPE_H
+#define COREDAM_PIPE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sysctl.h"
+
+/*
+ * The core_pattern the agent installs; the helper takes the same order:
+ * DIR %P %u %g %s %t %c %d %e (%e last: the only value the crashed process
+ * chooses; the kernel keeps it one argument, but were it split, the rest
+ * is joined back).
+ */
+#define COREDAM_PIPE_SPECIFIERS "%P %u %g %s %t %c %d %e"
+
+struct coredam_pipe_args {
+	char dir[PATH_MAX];
+	pid_t pid;		/* %P: in the initial pid namespace */
+	uid_t uid;		/* %u */
+	gid_t gid;		/* %g */
+	int signal;		/* %s */
+	uint64_t time;		/* %t: seconds since the epoch */
+	uint64_t rlimit;	/* %c: RLIMIT_CORE soft limit; UINT64_MAX = unlimited */
+	bool have_rlimit;
+	int dumpable;		/* %d: 1 or 2 (suid_dumpable=2); 1 if absent */
+	char comm[64];		/* %e as given (untrusted, never used in a path) */
+};
+
+/* argv after the options: DIR PID UID GID SIG TIME [RLIMIT DUMPABLE [COMM...]] */
+int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_args *ret);
+
+/*
+ * Reduce an untrusted name to [A-Za-z0-9._-] (others become '_'), at most
+ * 15 characters, never empty, never starting with '.'.
+ */
+void coredam_pipe_sanitize(const char *in, char *out, size_t size);
+
+/* "core.<comm>.<pid>.<time>" (+ ".zst") */
+int coredam_pipe_core_name(const struct coredam_pipe_args *a, bool zstd, char *buf, size_t size);
+
+/*
+ * Open the destination directory component by component with O_NOFOLLOW:
+ * every component must be a real directory owned by @owner (0 in
+ * production), the directory itself writable by nobody else, and each
+ * ancestor either writable by nobody else or sticky. On failure @why says
+ * which component and what is wrong with it.
+ */
+int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysize, int *ret_fd);
+
+/* RLIMIT_CORE from /proc/PID/limits (when %c was not given). */
+int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret);
+
+/* ---- the counters ---- */
+
+enum {
+	COREDAM_PIPE_STARTED,		/* helper invocations */
+	COREDAM_PIPE_ADMITTED,		/* got a slot */
+	COREDAM_PIPE_COMPLETED,		/* core complete and renamed into place */
+	COREDAM_PIPE_FAILED,		/* admitted, then the write failed or was short */
+	COREDAM_PIPE_SKIPPED_FULL,	/* queue at its cap on arrival */
+	COREDAM_PIPE_SKIPPED_TIMEOUT,	/* no slot within the wait timeout */
+	COREDAM_PIPE_SKIPPED_KILLED,	/* the helper was told to stop while waiting */
+	COREDAM_PIPE_SKIPPED_RLIMIT,	/* RLIMIT_CORE below a page: dumping disabled */
+	COREDAM_PIPE_SKIPPED_ERROR,	/* no valid destination, state dir unusable */
+	COREDAM_PIPE_UNMOVED,		/* could not join the dump cgroup (still written) */
+	COREDAM_PIPE_TRUNCATED,		/* cut at RLIMIT_CORE (stored as .incomplete) */
+	COREDAM_PIPE_BYTES,		/* core bytes read from the kernel */
+	COREDAM_PIPE_BYTES_DISK,	/* bytes stored (compressed size when compressing) */
+	COREDAM_PIPE_STATS_N,
+};
+
+struct coredam_pipe_stats {
+	uint64_t v[COREDAM_PIPE_STATS_N];
+};
+
+extern const char *const coredam_pipe_stat_names[COREDAM_PIPE_STATS_N];
+
+/* "name value" lines; unknown names are ignored, missing ones are 0. */
+int coredam_pipe_stats_parse(const char *text, struct coredam_pipe_stats *ret);
+int coredam_pipe_stats_format(const struct coredam_pipe_stats *s, char *buf, size_t size);
+/* -ENOENT when no helper ever ran. */
+int coredam_pipe_stats_read(const char *state_dir, struct coredam_pipe_stats *ret);
+/* Add @delta under the queue lock; the directory is created if missing. */
+int coredam_pipe_stats_add(const char *state_dir, const struct coredam_pipe_stats *delta);
+
+/*
+ * The helpers' counters in the kernel's core_dump_stats layout, with the
+ * writing/waiting gauges counted from the live tickets, so that status and
+ * metrics treat both paths alike. rlimit and error skips are not dumps the
+ * kernel would have started and are left out of "started".
+ */
+int coredam_pipe_stats_as_kernel(const char *state_dir, struct coredam_stats *ret);
+
+/* ---- the queue ---- */
+
+/* What coredamd publishes; the helper falls back to the configuration. */
+struct coredam_pipe_budget {
+	uint32_t concurrency;	/* 0 = unlimited */
+	uint32_t waiting;	/* 0 = no cap */
+	uint32_t timeout_ms;	/* 0 = no timeout */
+};
+
+int coredam_pipe_budget_write(const char *state_dir, const struct coredam_pipe_budget *b);
+int coredam_pipe_budget_read(const char *state_dir, struct coredam_pipe_budget *ret);
+int coredam_pipe_budget_remove(const char *state_dir);
+
+struct coredam_pipe_queue {
+	char path[PATH_MAX];	/* <state>/pipe */
+	int dirfd;
+	int entry_fd;		/* our q.<ticket>, flock()ed */
+	uint64_t ticket;
+	char entry[32];
+};
+
+#define COREDAM_PIPE_QUEUE_INIT { .dirfd = -1, .entry_fd = -1 }
+
+/* Open (create) <state>/pipe. */
+int coredam_pipe_queue_open(const char *state_dir, struct coredam_pipe_queue *q);
+
+/* Draw a ticket; *ret_ahead = live tickets older than it. */
+int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uint32_t *ret_ahead);
+
+/* Live tickets older than ours (dead ones are removed on the way). */
+int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret);
+
+/* Live tickets: writing and waiting, from their state letters. */
+int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint32_t *ret_waiting);
+
+enum coredam_pipe_wait_result {
+	COREDAM_PIPE_ADMIT,
+	COREDAM_PIPE_FULL,
+	COREDAM_PIPE_TIMEOUT,
+	COREDAM_PIPE_INTERRUPTED,
+};
+
+/*
+ * Wait for a slot in ticket order. The budget is read again on every
+ * wake-up (from <state>/pipe/budget if present, else @fallback). @stop_fd
+ * (-1 for none) readable ends the wait with COREDAM_PIPE_INTERRUPTED (a
+ * signalfd in the helper). @ret_waited_usec is set in every outcome.
+ */
+int coredam_pipe_wait(struct coredam_pipe_queue *q, const struct coredam_pipe_budget *fallback, int stop_fd,
+		      enum coredam_pipe_wait_result *ret, uint64_t *ret_waited_usec);
+
+/* Mark our ticket as writing. */
+int coredam_pipe_mark_writing(struct coredam_pipe_queue *q);
+
+/* Give the slot (or the place in the queue) back; safe to call twice. */
+void coredam_pipe_release(struct coredam_pipe_queue *q);
+
+/* ---- the writer ---- */
+
+struct coredam_pipe_copy_opts {
+	uint64_t window;	/* write-behind window in bytes; 0 = none (plain buffered writes) */
+	uint64_t limit;		/* stop after this many input bytes; UINT64_MAX = none */
+	int compress_level;	/* 0 = store as is (sparse), > 0 = zstd at this level */
+};
+
+struct coredam_pipe_copy_result {
+	uint64_t in_bytes;	/* read from the input (up to the limit) */
+	uint64_t out_bytes;	/* file size written */
+	bool truncated;		/* input had more than the limit */
+};
+
+/*
+ * Copy @infd to @outfd (a new regular file at offset 0). Uncompressed,
+ * whole zero pages become holes. At most about two windows of the file are
+ * dirty or under writeback at any time: writeback of each full window is
+ * started with sync_file_range(SYNC_FILE_RANGE_WRITE), then the previous
+ * window is waited for and dropped from the page cache. The file is
+ * fdatasync()ed at the end.
+ */
+int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
+		      struct coredam_pipe_copy_result *ret);
+
+/* zstd stream @infd -> @outfd; returns the decompressed size in *ret_bytes. */
+int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes);
+
+#endif

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * coredam-pipe's writer: the core from the kernel's pipe to a file, with a
+ * bounded write-behind window, holes for zero pages, optional zstd.
+ *
+ * Why the window: a writer throttled by io.max but free to dirty the page
+ * cache stalls every fdatasync() on the filesystem behind it (the journal
+ * waits for data that io.max releases slowly). So writeback of each full
+ * window is started at once (SYNC_FILE_RANGE_WRITE, which does not block
+ * on the device) and the window before it is waited for and dropped from
+ * the cache: at most about two windows are dirty or in flight.
+ */
+#include <fcntl.h>
+#include <zstd.h>
+
+#include "pipe.h"
+#include "util.h"
+
+#define PAGE 4096
+#define CHUNK (256 * 1024)
+
+struct wb {
+	int fd;
+	uint64_t window;
+	uint64_t off;		/* file offset of the next byte */
+	uint64_t cur;		/* start of the window being filled */
+	uint64_t prev, prev_len;	/* the window under writeback */
+	bool have_prev;
+};
+
+static int wb_flush_window(struct wb *w, bool final)
+{
+	uint64_t len = w->off - w->cur;
+
+	if (w->window == 0 || len == 0 || (!final && len < w->window))
+		return 0;
+	if (sync_file_range(w->fd, (off64_t)w->cur, (off64_t)len, SYNC_FILE_RANGE_WRITE) < 0)
+		return -errno;
+	if (w->have_prev) {
+		if (sync_file_range(w->fd, (off64_t)w->prev, (off64_t)w->prev_len,
+				    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) < 0)
+			return -errno;
+		posix_fadvise(w->fd, (off_t)w->prev, (off_t)w->prev_len, POSIX_FADV_DONTNEED);
+	}
+	w->prev = w->cur;
+	w->prev_len = len;
+	w->have_prev = true;
+	w->cur = w->off;
+	return 0;
+}
+
+static int wb_pwrite(struct wb *w, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t n = pwrite(w->fd, p, len, (off_t)w->off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		w->off += (uint64_t)n;
+	}
+	return wb_flush_window(w, false);
+}
+
+static bool page_zero(const unsigned char *p, size_t len)
+{
+	static const unsigned char zero[PAGE];
+
+	return len == PAGE && memcmp(p, zero, PAGE) == 0;
+}
+
+/* Write @len bytes at the current offset, leaving whole zero pages as holes. */
+static int wb_write_sparse(struct wb *w, const unsigned char *p, size_t len)
+{
+	while (len > 0) {
+		size_t run = 0;
+		int r;
+
+		/* only page-aligned whole pages become holes */
+		if (w->off % PAGE == 0 && len >= PAGE && page_zero(p, PAGE)) {
+			while (run + PAGE <= len && page_zero(p + run, PAGE))
+				run += PAGE;
+			w->off += run;
+			p += run;
+			len -= run;
+			r = wb_flush_window(w, false);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		/* data up to the next zero page */
+		run = MIN(len, (size_t)(PAGE - w->off % PAGE));
+		while (run < len && !(len - run >= PAGE && page_zero(p + run, PAGE)))
+			run += MIN((size_t)PAGE, len - run);
+		r = wb_pwrite(w, p, run);
+		if (r < 0)
+			return r;
+		p += run;
+		len -= run;
+	}
+	return 0;
+}
+
+/* Fill @buf from @fd up to @size bytes or EOF. */
+static ssize_t read_full(int fd, unsigned char *buf, size_t size)
+{
+	size_t o = 0;
+
+	while (o < size) {
+		ssize_t n = read(fd, buf + o, size - o);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		o += (size_t)n;
+	}
+	return (ssize_t)o;
+}
+
+static int wb_finish(struct wb *w, uint64_t size)
+{
+	int r;
+
+	if (ftruncate(w->fd, (off_t)size) < 0)	/* trailing holes */
+		return -errno;
+	r = wb_flush_window(w, true);
+	if (r < 0)
+		return r;
+	if (fdatasync(w->fd) < 0)
+		return -errno;
+	posix_fadvise(w->fd, 0, 0, POSIX_FADV_DONTNEED);
+	return 0;
+}
+
+int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
+		      struct coredam_pipe_copy_result *ret)
+{
+	_cleanup_free_ unsigned char *buf = NULL, *zbuf = NULL;
+	struct coredam_pipe_copy_result res = { 0 };
+	struct wb w = { .fd = outfd, .window = o->window };
+	ZSTD_CCtx *z = NULL;
+	size_t zsize = 0;
+	int r = 0;
+
+	buf = malloc(CHUNK);
+	if (!buf)
+		return -ENOMEM;
+	if (o->compress_level > 0) {
+		z = ZSTD_createCCtx();
+		zsize = ZSTD_CStreamOutSize();
+		zbuf = malloc(zsize);
+		if (!z || !zbuf) {
+			r = -ENOMEM;
+			goto out_free_z;
+		}
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, o->compress_level)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1))) {
+			r = -EINVAL;
+			goto out_free_z;
+		}
+	}
+	for (;;) {
+		uint64_t room = o->limit - res.in_bytes;
+		size_t want = (size_t)MIN((uint64_t)CHUNK, room);
+		ssize_t n;
+
+		if (want == 0) {
+			unsigned char extra;
+
+			/* at the limit: is there more? */
+			n = read_full(infd, &extra, 1);
+			if (n < 0) {
+				r = (int)n;
+				goto out_free_z;
+			}
+			res.truncated = n > 0;
+			break;
+		}
+		n = read_full(infd, buf, want);
+		if (n < 0) {
+			r = (int)n;
+			goto out_free_z;
+		}
+		if (n == 0)
+			break;
+		res.in_bytes += (uint64_t)n;
+		if (!z) {
+			r = wb_write_sparse(&w, buf, (size_t)n);
+			if (r < 0)
+				goto out_free_z;
+			continue;
+		}
+		{
+			ZSTD_inBuffer in = { buf, (size_t)n, 0 };
+
+			while (in.pos < in.size) {
+				ZSTD_outBuffer out = { zbuf, zsize, 0 };
+				size_t zr = ZSTD_compressStream2(z, &out, &in, ZSTD_e_continue);
+
+				if (ZSTD_isError(zr)) {
+					r = -EIO;
+					goto out_free_z;
+				}
+				r = wb_pwrite(&w, zbuf, out.pos);
+				if (r < 0)
+					goto out_free_z;
+			}
+		}
+	}
+	if (z) {
+		ZSTD_inBuffer in = { buf, 0, 0 };
+		size_t left;
+
+		do {
+			ZSTD_outBuffer out = { zbuf, zsize, 0 };
+
+			left = ZSTD_compressStream2(z, &out, &in, ZSTD_e_end);
+			if (ZSTD_isError(left)) {
+				r = -EIO;
+				goto out_free_z;
+			}
+			r = wb_pwrite(&w, zbuf, out.pos);
+			if (r < 0)
+				goto out_free_z;
+		} while (left > 0);
+	}
+	r = wb_finish(&w, z ? w.off : res.in_bytes);
+	if (r < 0)
+		goto out_free_z;
+	res.out_bytes = z ? w.off : res.in_bytes;
+	*ret = res;
+
+out_free_z:
+	ZSTD_freeCCtx(z);
+	return r;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes)
+{
+	_cleanup_free_ unsigned char *ibuf = NULL, *obuf = NULL;
+	size_t isize = ZSTD_DStreamInSize(), osize = ZSTD_DStreamOutSize(), last = 0;
+	ZSTD_DCtx *z = ZSTD_createDCtx();
+	uint64_t total = 0;
+	bool any = false;
+	int r = 0;
+
+	ibuf = malloc(isize);
+	obuf = malloc(osize);
+	if (!z || !ibuf || !obuf) {
+		r = -ENOMEM;
+		goto out_free_z;
+	}
+	for (;;) {
+		ssize_t n = read_full(infd, ibuf, isize);
+		ZSTD_inBuffer in;
+
+		if (n < 0) {
+			r = (int)n;
+			goto out_free_z;
+		}
+		if (n == 0)
+			break;
+		any = true;
+		in = (ZSTD_inBuffer){ ibuf, (size_t)n, 0 };
+		while (in.pos < in.size) {
+			ZSTD_outBuffer out = { obuf, osize, 0 };
+
+			last = ZSTD_decompressStream(z, &out, &in);
+			if (ZSTD_isError(last)) {
+				r = -EBADMSG;
+				goto out_free_z;
+			}
+			r = write_all(outfd, obuf, out.pos);
+			if (r < 0)
+				goto out_free_z;
+			total += out.pos;
+		}
+	}
+	/* a frame cut short leaves the decoder wanting more */
+	if (!any || last != 0) {
+		r = -EBADMSG;
+		goto out_free_z;
+	}
+	*ret_bytes = total;
+
+out_free_z:
+	ZSTD_freeDCtx(z);
+	return r;
+}

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredam-pipe's library: arguments, destination, queue, counters, writer, metadata. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "config.h"
+#include "meta.h"
+#include "pipe.h"
+#include "test.h"
+#include "util.h"
+
+TEST(pipe_args)
+{
+	char *full[] = { "/var/lib/coredam/cores", "4242", "1000", "100", "11", "1700000000",
+			 "18446744073709551615", "2", "my", "prog" };
+	char *min[] = { "/d", "7", "0", "0", "6", "1" };
+	char *bad_pid[] = { "/d", "0", "0", "0", "6", "1" };
+	char *rel[] = { "d", "7", "0", "0", "6", "1" };
+	char *bad_dump[] = { "/d", "7", "0", "0", "6", "1", "0", "3" };
+	struct coredam_pipe_args a;
+
+	CHECK(coredam_pipe_args_parse(ELEMENTSOF(full), full, &a) == 0);
+	CHECK_STREQ(a.dir, "/var/lib/coredam/cores");
+	CHECK_EQ_INT(a.pid, 4242);
+	CHECK_EQ_INT(a.uid, 1000);
+	CHECK_EQ_INT(a.gid, 100);
+	CHECK_EQ_INT(a.signal, 11);
+	CHECK(a.time == 1700000000);
+	CHECK(a.have_rlimit && a.rlimit == UINT64_MAX);
+	CHECK_EQ_INT(a.dumpable, 2);
+	CHECK_STREQ(a.comm, "my prog");	/* split %e joined back */
+
+	CHECK(coredam_pipe_args_parse(ELEMENTSOF(min), min, &a) == 0);
+	CHECK(!a.have_rlimit && a.dumpable == 1 && a.comm[0] == '\0');
+	CHECK(coredam_pipe_args_parse(ELEMENTSOF(bad_pid), bad_pid, &a) == -EINVAL);
+	CHECK(coredam_pipe_args_parse(ELEMENTSOF(rel), rel, &a) == -EINVAL);
+	CHECK(coredam_pipe_args_parse(ELEMENTSOF(bad_dump), bad_dump, &a) == -EINVAL);
+	CHECK(coredam_pipe_args_parse(3, full, &a) == -EINVAL);
+}
+
+TEST(pipe_names_never_trust_comm)
+{
+	struct coredam_pipe_args a = { .pid = 12, .time = 99 };
+	char out[64], name[256];
+
+	coredam_pipe_sanitize("../../etc/x", out, sizeof(out));
+	CHECK_STREQ(out, "_._.._etc_x");
+	coredam_pipe_sanitize("a\nb\tc d", out, sizeof(out));
+	CHECK_STREQ(out, "a_b_c_d");
+	coredam_pipe_sanitize(".hidden", out, sizeof(out));
+	CHECK_STREQ(out, "_hidden");
+	coredam_pipe_sanitize("", out, sizeof(out));
+	CHECK_STREQ(out, "_");
+	coredam_pipe_sanitize("abcdefghijklmnopqrstuvwxyz", out, sizeof(out));
+	CHECK_STREQ(out, "abcdefghijklmno");
+	coredam_pipe_sanitize("\xc3\xa9t\xc3\xa9", out, sizeof(out));
+	CHECK_STREQ(out, "__t__");
+	coredam_pipe_sanitize("abc", out, 3);
+	CHECK_STREQ(out, "ab");
+
+	snprintf(a.comm, sizeof(a.comm), "../x");
+	CHECK(coredam_pipe_core_name(&a, false, name, sizeof(name)) > 0);
+	CHECK_STREQ(name, "core._._x.12.99");
+	CHECK(!strchr(name, '/'));
+	CHECK(coredam_pipe_core_name(&a, true, name, sizeof(name)) > 0);
+	CHECK_STREQ(name, "core._._x.12.99.zst");
+}
+
+TEST(pipe_destination_checks)
+{
+	char why[512];
+	uid_t me = getuid();
+	int fd = -1;
+
+	mkdirs("a/dest");
+	chmod(tpath("a"), 0755);
+	chmod(tpath("a/dest"), 0755);
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == 0);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+
+	fd = -1;
+	mklink("a/link", tpath("a/dest"));
+	CHECK(coredam_pipe_open_dest(tpath("a/link"), me, why, sizeof(why), &fd) == -ELOOP);
+	CHECK(strstr(why, "symbolic link") != NULL);
+	/* a symlink among the ancestors is refused as well */
+	mklink("b", tpath("a"));
+	CHECK(coredam_pipe_open_dest(tpath("b/dest"), me, why, sizeof(why), &fd) == -ELOOP);
+
+	chmod(tpath("a/dest"), 0775);
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == -EPERM);
+	CHECK(strstr(why, "writable by group or others") != NULL);
+	chmod(tpath("a/dest"), 01777);	/* sticky does not help the destination itself */
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == -EPERM);
+	chmod(tpath("a/dest"), 0755);
+	chmod(tpath("a"), 0777);	/* an ancestor anyone may rename things in */
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == -EPERM);
+	chmod(tpath("a"), 01777);	/* sticky ancestor (as /tmp): fine */
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == 0);
+	if (fd >= 0)
+		close(fd);
+	chmod(tpath("a"), 0755);
+
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me + 4242, why, sizeof(why), &fd) == -EPERM);
+	CHECK(strstr(why, "owned by uid") != NULL);
+	CHECK(coredam_pipe_open_dest(tpath("a/missing"), me, why, sizeof(why), &fd) == -ENOENT);
+	CHECK(coredam_pipe_open_dest("relative/dir", me, why, sizeof(why), &fd) == -EINVAL);
+	CHECK(coredam_pipe_open_dest(tpath("a/dest/../dest"), me, why, sizeof(why), &fd) == -EINVAL);
+	mkfile("a/file", "x");
+	CHECK(coredam_pipe_open_dest(tpath("a/file"), me, why, sizeof(why), &fd) == -ENOTDIR);
+}
+
+TEST(pipe_rlimit_from_proc)
+{
+	uint64_t v = 7;
+
+	mkfile("proc/10/limits", "Limit                     Soft Limit           Hard Limit           Units     \n"
+				 "Max cpu time              unlimited            unlimited            seconds   \n"
+				 "Max core file size        0                    unlimited            bytes     \n");
+	mkfile("proc/11/limits", "Limit  Soft Hard Units\nMax core file size        unlimited            unlimited            bytes     \n");
+	mkfile("proc/12/limits", "Limit  Soft Hard Units\nMax core file size        1048576              unlimited            bytes     \n");
+	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 10, &v) == 0 && v == 0);
+	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 11, &v) == 0 && v == UINT64_MAX);
+	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 12, &v) == 0 && v == 1048576);
+	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 13, &v) == -ENOENT);
+}
+
+TEST(pipe_stats_and_budget)
+{
+	const char *state = tkeep("state");
+	struct coredam_pipe_stats d = { 0 }, s;
+	struct coredam_pipe_budget b = { 3, 10, 500 }, got;
+	struct coredam_stats k;
+	char buf[1024];
+
+	CHECK(coredam_pipe_stats_read(state, &s) == -ENOENT);
+	d.v[COREDAM_PIPE_STARTED] = 5;
+	d.v[COREDAM_PIPE_ADMITTED] = 3;
+	d.v[COREDAM_PIPE_COMPLETED] = 2;
+	d.v[COREDAM_PIPE_FAILED] = 1;
+	d.v[COREDAM_PIPE_SKIPPED_TIMEOUT] = 1;
+	d.v[COREDAM_PIPE_SKIPPED_RLIMIT] = 1;
+	d.v[COREDAM_PIPE_BYTES_DISK] = 1000;
+	CHECK(coredam_pipe_stats_add(state, &d) == 0);
+	CHECK(coredam_pipe_stats_add(state, &d) == 0);
+	CHECK(coredam_pipe_stats_read(state, &s) == 0);
+	CHECK(s.v[COREDAM_PIPE_STARTED] == 10 && s.v[COREDAM_PIPE_BYTES_DISK] == 2000);
+	CHECK(coredam_pipe_stats_format(&s, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "skipped_timeout 2\n") != NULL);
+
+	/* in the kernel's layout: rlimit skips are not dumps the kernel would start */
+	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0);
+	CHECK(k.v[COREDAM_STAT_STARTED] == 8 && k.v[COREDAM_STAT_ADMITTED] == 6);
+	CHECK(k.v[COREDAM_STAT_COMPLETED] == 4 && k.v[COREDAM_STAT_FAILED] == 2);
+	CHECK(k.v[COREDAM_STAT_SKIPPED_TIMEOUT] == 2 && k.v[COREDAM_STAT_BYTES] == 2000);
+	CHECK(k.v[COREDAM_STAT_ACTIVE] == 0 && k.v[COREDAM_STAT_WAITING] == 0);
+	CHECK(coredam_stats_consistent(&k));
+
+	CHECK(coredam_pipe_stats_parse("started 1\nfuture_counter 9\n", &s) == 0 && s.v[0] == 1);
+	CHECK(coredam_pipe_stats_parse("started x\n", &s) == -EBADMSG);
+
+	CHECK(coredam_pipe_budget_read(state, &got) == -ENOENT);
+	CHECK(coredam_pipe_budget_write(state, &b) == 0);
+	CHECK(coredam_pipe_budget_read(state, &got) == 0);
+	CHECK(got.concurrency == 3 && got.waiting == 10 && got.timeout_ms == 500);
+	CHECK(coredam_pipe_budget_remove(state) == 0);
+	CHECK(coredam_pipe_budget_read(state, &got) == -ENOENT);
+}
+
+struct releaser {
+	struct coredam_pipe_queue *q;
+	int ms;
+};
+
+static void *release_later(void *p)
+{
+	struct releaser *r = p;
+	struct timespec ts = { 0, r->ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+	coredam_pipe_release(r->q);
+	return NULL;
+}
+
+TEST(pipe_queue_arrival_order)
+{
+	const char *state = tkeep("state");
+	struct coredam_pipe_queue a = COREDAM_PIPE_QUEUE_INIT, b = COREDAM_PIPE_QUEUE_INIT,
+				  c = COREDAM_PIPE_QUEUE_INIT;
+	struct coredam_pipe_budget one = { 1, 0, 50 }, two = { 2, 0, 50 }, cap = { 1, 1, 50 };
+	enum coredam_pipe_wait_result wr;
+	uint32_t ahead = 99, writing = 9, waiting = 9;
+	uint64_t waited;
+
+	CHECK(coredam_pipe_queue_open(state, &a) == 0);
+	CHECK(coredam_pipe_queue_open(state, &b) == 0);
+	CHECK(coredam_pipe_queue_open(state, &c) == 0);
+	CHECK(coredam_pipe_enqueue(&a, 100, &ahead) == 0 && ahead == 0);
+	CHECK(coredam_pipe_enqueue(&b, 101, &ahead) == 0 && ahead == 1);
+	CHECK(b.ticket == a.ticket + 1);
+
+	CHECK(coredam_pipe_wait(&a, &one, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
+	CHECK(coredam_pipe_mark_writing(&a) == 0);
+	CHECK(coredam_pipe_queue_count(state, &writing, &waiting) == 0);
+	CHECK_EQ_INT(writing, 1);
+	CHECK_EQ_INT(waiting, 1);
+	/* one slot, taken: b times out after about 50 ms */
+	CHECK(coredam_pipe_wait(&b, &one, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_TIMEOUT);
+	CHECK(waited >= 50000 && waited < 5000000);
+	/* two slots: b goes at once */
+	CHECK(coredam_pipe_wait(&b, &two, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
+	/* one slot and one waiter allowed: c is the second waiter, skipped at once */
+	CHECK(coredam_pipe_enqueue(&c, 102, &ahead) == 0 && ahead == 2);
+	CHECK(coredam_pipe_wait(&c, &cap, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_FULL);
+	coredam_pipe_release(&c);
+
+	/* the published budget wins over the fallback */
+	{
+		struct coredam_pipe_budget pub = { 5, 0, 0 };
+
+		CHECK(coredam_pipe_budget_write(state, &pub) == 0);
+		CHECK(coredam_pipe_wait(&b, &one, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
+		CHECK(coredam_pipe_budget_remove(state) == 0);
+	}
+
+	/* a release wakes the waiter (inotify, no polling): b admitted well before its 10 s timeout */
+	{
+		struct coredam_pipe_budget slow = { 1, 0, 10000 };
+		struct releaser rel = { &a, 100 };
+		pthread_t t;
+
+		CHECK(pthread_create(&t, NULL, release_later, &rel) == 0);
+		CHECK(coredam_pipe_wait(&b, &slow, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
+		CHECK(waited >= 50000 && waited < 5000000);
+		pthread_join(t, NULL);
+	}
+	coredam_pipe_release(&b);
+	coredam_pipe_release(&b);	/* twice is fine */
+	CHECK(coredam_pipe_queue_count(state, &writing, &waiting) == 0 && writing == 0 && waiting == 0);
+	close(a.dirfd);
+	close(b.dirfd);
+	close(c.dirfd);
+}
+
+TEST(pipe_queue_dead_helper)
+{
+	const char *state = tkeep("state");
+	struct coredam_pipe_queue q = COREDAM_PIPE_QUEUE_INIT;
+	uint32_t ahead = 99;
+
+	/* a helper that died holding ticket 3: its file is left, its lock gone */
+	mkfile("state/pipe/q.00000000000000000003", "W 77\n");
+	mkfile("state/pipe/ticket", "4\n");
+	CHECK(coredam_pipe_queue_open(state, &q) == 0);
+	CHECK(coredam_pipe_enqueue(&q, 100, &ahead) == 0);
+	CHECK_EQ_INT(ahead, 0);
+	CHECK(q.ticket == 4);
+	CHECK(access(tpath("state/pipe/q.00000000000000000003"), F_OK) < 0);
+	coredam_pipe_release(&q);
+	/* a lost counter never hands out a ticket in use */
+	unlink(tpath("state/pipe/ticket"));
+	mkfile("state/pipe/q.00000000000000000000", "");
+	{
+		struct coredam_pipe_queue h = COREDAM_PIPE_QUEUE_INIT;
+
+		CHECK(coredam_pipe_queue_open(state, &h) == 0);
+		CHECK(coredam_pipe_enqueue(&h, 101, &ahead) == 0);
+		CHECK(h.ticket == 1);
+		coredam_pipe_release(&h);
+		close(h.dirfd);
+	}
+	close(q.dirfd);
+}
+
+static char *slurp_big(const char *rel, size_t max)
+{
+	char *s = NULL;
+
+	if (read_file_at(AT_FDCWD, tpath(rel), max, &s) < 0)
+		return NULL;
+	return s;
+}
+
+static void fill(unsigned char *buf, size_t n)
+{
+	uint32_t x = 12345;
+
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245 + 12345;
+		buf[i] = (unsigned char)(x >> 16);
+	}
+}
+
+TEST(pipe_copy_window_holes_limit_zstd)
+{
+	size_t n = 3 << 20;
+	unsigned char *data = malloc(n);
+	struct coredam_pipe_copy_opts o = { .window = 256 << 10, .limit = UINT64_MAX };
+	struct coredam_pipe_copy_result res;
+	int in, out, dec;
+	char *got;
+	struct stat st;
+	uint64_t back = 0;
+
+	CHECK(data != NULL);
+	if (!data)
+		return;
+	fill(data, n);
+	memset(data + (1 << 20), 0, 1 << 20);	/* one zero MiB: a hole */
+	memset(data + n - 8192, 0, 8192);	/* zero tail: ftruncate */
+	{
+		FILE *f = fopen(tpath("in"), "w");
+
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+	in = open(tpath("in"), O_RDONLY);
+	out = open(tpath("out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(coredam_pipe_copy(in, out, &o, &res) == 0);
+	CHECK(res.in_bytes == n && res.out_bytes == n && !res.truncated);
+	close(in);
+	close(out);
+	got = slurp_big("out", n);
+	CHECK(got && memcmp(got, data, n) == 0);
+	free(got);
+	CHECK(stat(tpath("out"), &st) == 0 && (uint64_t)st.st_size == n);
+	/* fewer blocks than bytes where the filesystem keeps holes (tmpfs, ext4) */
+	CHECK((uint64_t)st.st_blocks * 512 <= n);
+
+	/* cut at the limit */
+	o.limit = 1 << 20;
+	in = open(tpath("in"), O_RDONLY);
+	out = open(tpath("cut"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(coredam_pipe_copy(in, out, &o, &res) == 0);
+	CHECK(res.in_bytes == 1 << 20 && res.truncated);
+	close(in);
+	close(out);
+
+	/* zstd, then back */
+	o.limit = UINT64_MAX;
+	o.compress_level = 3;
+	in = open(tpath("in"), O_RDONLY);
+	out = open(tpath("z"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(coredam_pipe_copy(in, out, &o, &res) == 0);
+	CHECK(res.in_bytes == n && res.out_bytes < n);
+	close(in);
+	close(out);
+	in = open(tpath("z"), O_RDONLY);
+	dec = open(tpath("unz"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(coredam_pipe_decompress(in, dec, &back) == 0 && back == n);
+	close(in);
+	close(dec);
+	got = slurp_big("unz", n);
+	CHECK(got && memcmp(got, data, n) == 0);
+	free(got);
+	/* a cut stream is refused */
+	CHECK(truncate(tpath("z"), (off_t)(res.out_bytes / 2)) == 0);
+	in = open(tpath("z"), O_RDONLY);
+	dec = open(tpath("unz2"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(coredam_pipe_decompress(in, dec, &back) == -EBADMSG);
+	close(in);
+	close(dec);
+	free(data);
+}
+
+TEST(pipe_meta_json)
+{
+	struct coredam_core_meta m = {
+		.core = "core.x.1.2", .pid = 1, .uid = 1000, .gid = 100, .signal = 11, .time = 2,
+		.comm = "a\"b\\c\nd\x01\xff", .size = 10, .disk_size = 4, .compression = "zstd",
+		.rlimit = UINT64_MAX, .dumpable = 1, .cgroup = "/coredump.slice",
+	};
+	char buf[2048], *s;
+	int fd;
+
+	CHECK(coredam_meta_format(&m, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"comm\": \"a\\\"b\\\\c\\u000ad\\u0001\\u00ff\"") != NULL);
+	CHECK(strstr(buf, "\"rlimit\": null") != NULL);
+	CHECK(strstr(buf, "\"cgroup\": \"/coredump.slice\"") != NULL);
+	CHECK(coredam_meta_format(&m, buf, 40) == -ENOBUFS);
+
+	mkdirs("d");
+	fd = open(tpath("d"), O_RDONLY | O_DIRECTORY);
+	CHECK(coredam_meta_write_at(fd, "m.json", "{}\n", 0644) == 0);
+	CHECK(coredam_meta_write_at(fd, "m.json", "{}\n", 0644) == -EEXIST);	/* never replaces */
+	s = slurp("d/m.json");
+	CHECK(s && strcmp(s, "{}\n") == 0);
+	free(s);
+	close(fd);
+}
+
+TEST(pipe_cgroup_helpers)
+{
+	char buf[256];
+
+	mkfile("proc/self/mountinfo",
+	       "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+	       "30 22 0:26 / /sys/fs/cg\\040two rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+	CHECK(coredam_cg2_mount(tpath("proc"), buf, sizeof(buf)) == 0);
+	CHECK_STREQ(buf, "/sys/fs/cg two");
+	mkfile("proc2/self/mountinfo", "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
+	CHECK(coredam_cg2_mount(tpath("proc2"), buf, sizeof(buf)) == -ENOENT);
+
+	mkfile("proc/55/cgroup", "0::/coredump.slice\n");
+	CHECK(coredam_cg_of_pid(tpath("proc"), 55, buf, sizeof(buf)) == 0);
+	CHECK_STREQ(buf, "/coredump.slice");
+
+	mkfile("cg/coredump.slice/cgroup.procs", "");
+	{
+		int root = open(tpath("cg"), O_RDONLY | O_DIRECTORY), cg = -1;
+		char *s;
+
+		CHECK(coredam_cg_open(root, "/coredump.slice", false, &cg) == 0);
+		CHECK(coredam_cg_attach(cg, 1234) == 0);
+		s = slurp("cg/coredump.slice/cgroup.procs");
+		CHECK(s && strcmp(s, "1234\n") == 0);
+		free(s);
+		close(cg);
+		close(root);
+	}
+}
+
+TEST(pipe_config_keys)
+{
+	struct coredam_config c;
+	char err[256];
+
+	coredam_config_init(&c);
+	CHECK(!c.pipe_set_core_pattern && !c.pipe_compress);
+	CHECK_STREQ(c.pipe_program, "/usr/libexec/coredam/coredam-pipe");
+	CHECK_STREQ(c.pipe_directory, "/var/lib/coredam/cores");
+	CHECK_EQ_INT(c.pipe_compress_level, 3);
+	CHECK(coredam_config_set(&c, "Pipe", "SetCorePattern", "yes", err, sizeof(err)) == 0 &&
+	      c.pipe_set_core_pattern);
+	CHECK(coredam_config_set(&c, "Pipe", "Directory", "cores", err, sizeof(err)) == -EINVAL);
+	CHECK(coredam_config_set(&c, "Pipe", "CompressLevel", "0", err, sizeof(err)) < 0);
+
+	mkfile("c.conf", "[Pipe]\nCompressLevel=20\n");
+	{
+		struct coredam_config_error e;
+
+		CHECK(coredam_config_load(tpath("c.conf"), NULL, &c, &e) == -EINVAL);
+		CHECK(strstr(e.msg, "CompressLevel") != NULL && e.line == 2);
+	}
+	mkfile("d.conf", "[Pipe]\nDirectory=/var/my cores\n");
+	{
+		struct coredam_config_error e;
+
+		CHECK(coredam_config_load(tpath("d.conf"), NULL, &c, &e) == -EINVAL);
+		CHECK(strstr(e.msg, "white space") != NULL);
+	}
+}
