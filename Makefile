@@ -66,7 +66,7 @@ test-vm: kernel initramfs
 test-debug: kernel-debug initramfs
 	COREDAM_KERNEL=patched-debug $(PYTHON) -m pytest -v -rs tests/test_kernel_series.py $(PYTEST_ARGS)
 
-test: test-unit test-vm
+test: test-unit compile-check test-vm test-debug
 
 bench-defaults: kernel initramfs
 	$(PYTHON) tests/bench_defaults.py
