@@ -20,7 +20,7 @@ GUEST_PROGS  := crasher corecheck probe pipewriter crashtime
 PYTEST_ARGS  ?=
 
 .PHONY: all deps userspace guest kernel kernel-stock kernel-patched kernel-debug \
-	compile-check selftests initramfs check test test-unit test-vm test-debug demo bench-defaults clean
+	compile-check selftests initramfs check test test-unit test-vm test-debug test-storm demo bench-defaults clean
 
 all: deps userspace guest
 
@@ -65,6 +65,10 @@ test-vm: kernel initramfs
 # the kernel series' VM tests again, on the kernel with every checker on
 test-debug: kernel-debug initramfs
 	COREDAM_KERNEL=patched-debug $(PYTHON) -m pytest -v -rs tests/test_kernel_series.py $(PYTEST_ARGS)
+
+# crash storms of 16 x 64 MB on the patched kernel: minutes, not in `test` yet
+test-storm: kernel initramfs
+	COREDAM_STORM_TESTS=1 $(PYTHON) -m pytest -v -rs -s tests/test_storm.py $(PYTEST_ARGS)
 
 test: test-unit compile-check test-vm test-debug
 
