@@ -422,3 +422,98 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     s = stats(res.text("after"))
     assert s["completed"] == 2 and s["unmoved"] == 1, s
     valid_cores(res, 2)
+
+
+def test_pids_max_does_not_stop_the_move(run):
+    """pids.max limits forks, not moves: a dump cgroup at pids.max 0 still
+    takes the dumper, and the core is whole."""
+    res = run(f"""
+C=/sys/fs/cgroup
+mkdir $C/dump
+echo 0 > $C/dump/pids.max
+echo /dump > $K/core_cgroup
+crasher -m {MB} -s 11 || true
+stats > $RESULTS/after
+sync
+cat $C/dump/io.stat > $RESULTS/io.stat
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["unmoved"] == 0, s
+    valid_cores(res, 1)
+    wbytes = sum(int(kv.split("=")[1]) for kv in res.text("io.stat").split()
+                 if kv.startswith("wbytes="))
+    assert wbytes >= MB << 20
+
+
+def test_frozen_cgroup_does_not_hang_the_dumper(run):
+    """A dump moved into a frozen cgroup cannot finish; it must not hang or
+    leave a core that looks whole, and it is counted. Thawed, the next dump
+    is written."""
+    res = run(f"""
+C=/sys/fs/cgroup
+mkdir $C/dump
+echo 1 > $C/dump/cgroup.freeze
+echo /dump > $K/core_cgroup
+crasher -m {MB} -s 11 &
+pid=$!
+i=0
+while kill -0 $pid 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 300 ] || break
+    sleep 0.1
+done
+kill -0 $pid 2>/dev/null && echo stuck > $RESULTS/frozen.state || echo exited > $RESULTS/frozen.state
+echo 0 > $C/dump/cgroup.freeze
+wait $pid || true
+stats > $RESULTS/frozen
+checkcores /scratch/core.* > $RESULTS/frozen.json
+rm -f /scratch/core.*
+crasher -m {MB} -s 11 || true
+stats > $RESULTS/after
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    f = stats(res.text("frozen"))
+    check_invariants(f)
+    assert f["active"] == 0 and f["admitted"] == 1, f
+    # either the freeze ended the dump (failed, no whole core) or the dump
+    # finished after the thaw (completed, whole core): never stuck for good
+    frozen_cores = res.json_lines("frozen.json")
+    if f["failed"] == 1:
+        assert not any(c["complete"] for c in frozen_cores), frozen_cores
+    else:
+        assert f["completed"] == 1 and all(c["complete"] for c in frozen_cores)
+    s = stats(res.text("after"))
+    assert s["completed"] == f["completed"] + 1, s
+    valid_cores(res, 1)
+
+
+def test_nested_cgroup_inherits_the_parents_io_max(run):
+    """core_cgroup names a child of a cgroup limited to 4 MB/s: the dump is
+    paced by the parent's io.max and accounted in the child; the parent,
+    which has controllers enabled for its children, is refused (EBUSY)."""
+    res = run(f"""
+C=/sys/fs/cgroup
+mkdir $C/dump
+echo "+io +memory" > $C/dump/cgroup.subtree_control
+mkdir $C/dump/inner
+dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
+echo "$dev wbps=4000000" > $C/dump/io.max
+try_write $K/core_cgroup /dump > $RESULTS/parent
+echo /dump/inner > $K/core_cgroup
+t0=$(now_ms)
+crasher -m {MB} -s 11 || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/ms
+stats > $RESULTS/after
+sync
+cat $C/dump/inner/io.stat > $RESULTS/io.stat
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"})
+    assert "busy" in res.text("parent").lower(), res.text("parent")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["unmoved"] == 0, s
+    valid_cores(res, 1)
+    wbytes = sum(int(kv.split("=")[1]) for kv in res.text("io.stat").split()
+                 if kv.startswith("wbytes="))
+    assert wbytes >= MB << 20
+    # 8 MiB at 4 MB/s is 2.1 s; allow the window's last part to land late
+    assert int(res.text("ms")) >= 1500, res.text("ms")
