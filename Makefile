@@ -19,7 +19,7 @@ GUEST_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -pthread
 GUEST_PROGS  := crasher corecheck probe pipewriter crashtime
 PYTEST_ARGS  ?=
 
-.PHONY: all deps userspace guest kernel kernel-stock kernel-patched kernel-debug \
+.PHONY: all deps userspace install guest kernel kernel-stock kernel-patched kernel-debug \
 	compile-check selftests initramfs check test test-unit test-vm test-debug test-storm demo bench-defaults clean
 
 all: deps userspace guest
@@ -35,6 +35,9 @@ guest: $(addprefix $(GUEST_BIN)/,$(GUEST_PROGS))
 $(GUEST_BIN)/%: tests/guest/%.c tests/guest/pattern.h | deps
 	@mkdir -p $(GUEST_BIN)
 	$(CC) $(GUEST_CFLAGS) -o $@ $<
+
+install: userspace
+	@$(MAKE) --no-print-directory -C userspace install
 
 kernel: kernel-stock kernel-patched
 
