@@ -382,19 +382,10 @@ int main(int argc, char **argv)
 	/* configuration: a broken file must not cost the core, so defaults then */
 	if (!config[0])
 		snprintf(config, sizeof(config), "%s/coredam.conf", roots.conf);
-	if (config_dir) {
+	if (config_dir)
 		snprintf(dropins, sizeof(dropins), "%s", config_dir);
-	} else {
-		char *s;
-
-		snprintf(dropins, sizeof(dropins), "%s", config);
-		s = strrchr(dropins, '/');
-		if (s)
-			s[1] = '\0';
-		else
-			dropins[0] = '\0';
-		strncat(dropins, "coredam.conf.d", sizeof(dropins) - strlen(dropins) - 1);
-	}
+	else
+		coredam_config_dropin_dir(config, dropins, sizeof(dropins));
 	r = coredam_config_load(config, dropins, &cfg, &e);
 	if (r < 0) {
 		logmsg(LOG_WARNING, "%s:%d: %s; using the defaults", e.file, e.line, e.msg);

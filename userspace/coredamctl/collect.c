@@ -25,7 +25,7 @@ const char *ctl_agent_get(const struct ctl_status *s, const char *key, char *buf
 	return NULL;
 }
 
-int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms)
+static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 {
 	char buf[PATH_MAX];
 	int r, cgfd;
@@ -88,6 +88,18 @@ int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 		}
 	}
 	return 0;
+}
+
+int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms)
+{
+	int r;
+
+	r = collect(c, s, rate_ms);
+	if (r < 0) {
+		fprintf(stderr, "coredamctl: cannot read %s: %s\n", c->roots.proc, strerror(-r));
+		ctl_status_free(s);
+	}
+	return r;
 }
 
 void ctl_status_free(struct ctl_status *s)

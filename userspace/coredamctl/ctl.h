@@ -47,6 +47,11 @@ struct ctl_status {
 };
 
 void ctl_usage(FILE *f);
+/* A subcommand's option it does not handle itself: 'h' is help, anything else a usage error. */
+int ctl_option_exit(int opt);
+/* Say that @arg is one argument too many for the subcommand @cmd; CTL_EXIT_USAGE. */
+int ctl_unexpected_arg(const char *cmd, const char *arg);
+/* Fill @s; on failure say so on stderr and release @s. */
 int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms);
 void ctl_status_free(struct ctl_status *s);
 /* value of "key=" in the agent's answer, or NULL */

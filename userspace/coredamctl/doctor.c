@@ -95,9 +95,7 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 			ctl_usage(stdout);
 			return CTL_EXIT_OK;
 		}
-		fprintf(stderr, "coredamctl doctor: unexpected argument \"%s\"\n", argv[1]);
-		ctl_usage(stderr);
-		return CTL_EXIT_USAGE;
+		return ctl_unexpected_arg("doctor", argv[1]);
 	}
 	fails = warns = 0;
 

@@ -24,6 +24,23 @@ void ctl_usage(FILE *f)
 		"Exit codes: 0 success, 1 failure (doctor: a problem found), 2 usage, 3 agent not running.\n");
 }
 
+int ctl_option_exit(int opt)
+{
+	if (opt == 'h') {
+		ctl_usage(stdout);
+		return CTL_EXIT_OK;
+	}
+	ctl_usage(stderr);
+	return CTL_EXIT_USAGE;
+}
+
+int ctl_unexpected_arg(const char *cmd, const char *arg)
+{
+	fprintf(stderr, "coredamctl %s: unexpected argument \"%s\"\n", cmd, arg);
+	ctl_usage(stderr);
+	return CTL_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_CG, OPT_PROC, OPT_SYS, OPT_VERSION };
@@ -87,17 +104,7 @@ int main(int argc, char **argv)
 	}
 	if (!ctl.config_file[0])
 		snprintf(ctl.config_file, sizeof(ctl.config_file), "%s/coredam.conf", ctl.roots.conf);
-	{
-		char *s;
-
-		snprintf(ctl.dropin_dir, sizeof(ctl.dropin_dir), "%s", ctl.config_file);
-		s = strrchr(ctl.dropin_dir, '/');
-		if (s)
-			s[1] = '\0';
-		else
-			ctl.dropin_dir[0] = '\0';
-		strncat(ctl.dropin_dir, "coredam.conf.d", sizeof(ctl.dropin_dir) - strlen(ctl.dropin_dir) - 1);
-	}
+	coredam_config_dropin_dir(ctl.config_file, ctl.dropin_dir, sizeof(ctl.dropin_dir));
 	ctl.cfg_ok = coredam_config_load(ctl.config_file, ctl.dropin_dir, &ctl.cfg, &e) == 0;
 	if (!ctl.cfg_ok) {
 		snprintf(ctl.cfg_error, sizeof(ctl.cfg_error), "%s:%d: %s", e.file, e.line, e.msg);

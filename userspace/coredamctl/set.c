@@ -22,12 +22,8 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "+ph", opts, NULL)) >= 0) {
 		if (o == 'p') {
 			persist = true;
-		} else if (o == 'h') {
-			ctl_usage(stdout);
-			return CTL_EXIT_OK;
 		} else {
-			ctl_usage(stderr);
-			return CTL_EXIT_USAGE;
+			return ctl_option_exit(o);
 		}
 	}
 	if (argc - optind != 2) {

@@ -194,31 +194,20 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {} };
 	struct ctl_status s;
 	bool json = false;
-	int o, r;
+	int o;
 
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "+jh", opts, NULL)) >= 0) {
 		if (o == 'j') {
 			json = true;
-		} else if (o == 'h') {
-			ctl_usage(stdout);
-			return CTL_EXIT_OK;
 		} else {
-			ctl_usage(stderr);
-			return CTL_EXIT_USAGE;
+			return ctl_option_exit(o);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "coredamctl status: unexpected argument \"%s\"\n", argv[optind]);
-		ctl_usage(stderr);
-		return CTL_EXIT_USAGE;
-	}
-	r = ctl_collect(c, &s, 300);
-	if (r < 0) {
-		fprintf(stderr, "coredamctl: cannot read %s: %s\n", c->roots.proc, strerror(-r));
-		ctl_status_free(&s);
+	if (optind < argc)
+		return ctl_unexpected_arg("status", argv[optind]);
+	if (ctl_collect(c, &s, 300) < 0)
 		return CTL_EXIT_FAIL;
-	}
 	if (json)
 		print_json(c, &s);
 	else

@@ -33,32 +33,20 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 				ctl_usage(stderr);
 				return CTL_EXIT_USAGE;
 			}
-		} else if (o == 'h') {
-			ctl_usage(stdout);
-			return CTL_EXIT_OK;
 		} else {
-			ctl_usage(stderr);
-			return CTL_EXIT_USAGE;
+			return ctl_option_exit(o);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "coredamctl watch: unexpected argument \"%s\"\n", argv[optind]);
-		ctl_usage(stderr);
-		return CTL_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return ctl_unexpected_arg("watch", argv[optind]);
 	for (;;) {
 		struct ctl_status s;
 		char v[64], b1[16], b2[16], pb[41];
 		uint64_t wbps = 0, largest = 1;
-		int r;
 
 		/* the rate sample is the refresh interval */
-		r = ctl_collect(c, &s, (int)(interval / 1000));
-		if (r < 0) {
-			fprintf(stderr, "coredamctl: cannot read %s: %s\n", c->roots.proc, strerror(-r));
-			ctl_status_free(&s);
+		if (ctl_collect(c, &s, (int)(interval / 1000)) < 0)
 			return CTL_EXIT_FAIL;
-		}
 		if (ctl_agent_get(&s, "write_bps", v, sizeof(v)))
 			wbps = strtoull(v, NULL, 10);
 		if (tty)

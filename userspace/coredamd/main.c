@@ -157,19 +157,10 @@ int main(int argc, char **argv)
 		snprintf(a->config_file, sizeof(a->config_file), "%s", config);
 	else
 		snprintf(a->config_file, sizeof(a->config_file), "%s/coredam.conf", a->roots.conf);
-	if (config_dir) {
+	if (config_dir)
 		snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%s", config_dir);
-	} else {
-		char *s;
-
-		snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%s", a->config_file);
-		s = strrchr(a->dropin_dir, '/');
-		if (s)
-			s[1] = '\0';
-		else
-			a->dropin_dir[0] = '\0';
-		strncat(a->dropin_dir, "coredam.conf.d", sizeof(a->dropin_dir) - strlen(a->dropin_dir) - 1);
-	}
+	else
+		coredam_config_dropin_dir(a->config_file, a->dropin_dir, sizeof(a->dropin_dir));
 
 	/* 1. configuration */
 	r = coredam_config_load(a->config_file, a->dropin_dir, &a->cfg, &e);

@@ -141,6 +141,22 @@ int coredam_cg_path_valid(const char *path)
 	return 0;
 }
 
+/* A valid cgroup @path relative to the cgroup root: no leading or trailing '/'. */
+static int cg_relative(const char *path, char *buf, size_t size)
+{
+	int r;
+
+	r = coredam_cg_path_valid(path);
+	if (r < 0)
+		return r;
+	r = xsnprintf(buf, size, "%s", path + strspn(path, "/"));
+	if (r < 0)
+		return r;
+	while (*buf && buf[strlen(buf) - 1] == '/')
+		buf[strlen(buf) - 1] = '\0';
+	return 0;
+}
+
 int coredam_cg_open(int rootfd, const char *path, bool create, int *ret_fd)
 {
 	char buf[PATH_MAX];
@@ -148,10 +164,7 @@ int coredam_cg_open(int rootfd, const char *path, bool create, int *ret_fd)
 	char *p;
 	int r;
 
-	r = coredam_cg_path_valid(path);
-	if (r < 0)
-		return r;
-	r = xsnprintf(buf, sizeof(buf), "%s", path + strspn(path, "/"));
+	r = cg_relative(path, buf, sizeof(buf));
 	if (r < 0)
 		return r;
 	if (create) {
@@ -213,11 +226,9 @@ int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_c
 		set_fault(fault, "", path, "not a valid cgroup path (absolute, not the root, no . or ..)");
 		return r;
 	}
-	r = xsnprintf(rel, sizeof(rel), "%s", path + strspn(path, "/"));
+	r = cg_relative(path, rel, sizeof(rel));
 	if (r < 0)
 		return r;
-	while (*rel && rel[strlen(rel) - 1] == '/')
-		rel[strlen(rel) - 1] = '\0';
 
 	/* walk ancestors: "" (root), "a", "a/b", ... up to the parent of rel */
 	p = rel;
@@ -295,14 +306,9 @@ int coredam_cg_check_files(int rootfd, const char *path, struct coredam_cg_fault
 	char rel[PATH_MAX], parent[PATH_MAX];
 	int r;
 
-	r = coredam_cg_path_valid(path);
+	r = cg_relative(path, rel, sizeof(rel));
 	if (r < 0)
 		return r;
-	r = xsnprintf(rel, sizeof(rel), "%s", path + strspn(path, "/"));
-	if (r < 0)
-		return r;
-	while (*rel && rel[strlen(rel) - 1] == '/')
-		rel[strlen(rel) - 1] = '\0';
 	snprintf(parent, sizeof(parent), "%s", rel);
 	{
 		char *s = strrchr(parent, '/');

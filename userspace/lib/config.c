@@ -434,6 +434,19 @@ static int cross_check(struct parse_ctx *ctx)
 	return -EINVAL;
 }
 
+void coredam_config_dropin_dir(const char *main_file, char *buf, size_t size)
+{
+	char *s;
+
+	snprintf(buf, size, "%s", main_file);
+	s = strrchr(buf, '/');
+	if (s)
+		s[1] = '\0';
+	else
+		buf[0] = '\0';
+	strncat(buf, "coredam.conf.d", size - strlen(buf) - 1);
+}
+
 int coredam_config_load(const char *main_file, const char *dropin_dir,
 			struct coredam_config *ret, struct coredam_config_error *err)
 {

@@ -80,6 +80,12 @@ void coredam_config_init(struct coredam_config *cfg);
 int coredam_config_load(const char *main_file, const char *dropin_dir,
 			struct coredam_config *ret, struct coredam_config_error *err);
 
+/*
+ * The default drop-in directory of @main_file: "coredam.conf.d" in the
+ * directory of @main_file (silently cut to @size).
+ */
+void coredam_config_dropin_dir(const char *main_file, char *buf, size_t size);
+
 /* Parse one "Key=value" of [Section] into @cfg (used by "coredamctl set" too). */
 int coredam_config_set(struct coredam_config *cfg, const char *section, const char *key,
 		       const char *value, char *errbuf, size_t errsize);

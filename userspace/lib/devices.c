@@ -146,18 +146,11 @@ static void list_slaves(int devfd, char *buf, size_t size)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
-	int fd;
 	size_t o = 0;
 
 	buf[0] = '\0';
-	fd = openat(devfd, "slaves", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	if (opendir_at(devfd, "slaves", &d) < 0)
 		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(d))) {
 		int n;
 
@@ -245,7 +238,7 @@ static int devnum_by_name(const struct coredam_roots *roots, const char *devpath
 	const char *name = devpath;
 	struct dirent *de;
 	char rel[PATH_MAX];
-	int fd, r;
+	int r;
 
 	if (strncmp(name, "/dev/", 5) == 0)
 		name += 5;
@@ -266,14 +259,9 @@ static int devnum_by_name(const struct coredam_roots *roots, const char *devpath
 	if (strncmp(name, "mapper/", 7) != 0)
 		return -ENODEV;
 	name += 7;
-	fd = dup(cls);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	r = opendir_at(cls, ".", &d);
+	if (r < 0)
+		return r;
 	while ((de = readdir(d))) {
 		char f[PATH_MAX], dm[128];
 

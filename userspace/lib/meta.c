@@ -104,15 +104,7 @@ int coredam_meta_write_at(int dirfd, const char *name, const char *text, mode_t 
 		r = n < 0 ? -errno : -EIO;
 		goto out_unlink;
 	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	return 0;
+	return tmpfile_commit_at(dirfd, fd, tmp, name, mode, RENAME_NOREPLACE);
 
 out_unlink:
 	unlinkat(dirfd, tmp, 0);

@@ -489,16 +489,11 @@ static int scan(int dirfd, uint64_t mine, bool reap, uint32_t *ret_older, uint32
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	uint32_t older = 0, writing = 0, waiting = 0;
-	int fd;
+	int r;
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	r = opendir_at(dirfd, ".", &d);
+	if (r < 0)
+		return r;
 	while ((de = readdir(d))) {
 		uint64_t t;
 		char state = '?';

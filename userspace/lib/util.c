@@ -22,20 +22,12 @@ void coredam_log_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-int read_file_at(int dirfd, const char *path, size_t max, char **ret)
+ssize_t read_full(int fd, void *buf, size_t size)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
+	size_t o = 0;
 
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
+	while (o < size) {
+		ssize_t n = read(fd, (unsigned char *)buf + o, size - o);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -44,10 +36,30 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret)
 		}
 		if (n == 0)
 			break;
-		len += n;
-		if (len > max)
-			return -EFBIG;
+		o += (size_t)n;
 	}
+	return (ssize_t)o;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	ssize_t n;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	n = read_full(fd, buf, max + 1);
+	if (n < 0)
+		return (int)n;
+	len = (size_t)n;
+	if (len > max)
+		return -EFBIG;
 	buf[len] = '\0';
 	*ret = TAKE_PTR(buf);
 	return (int)MIN(len, (size_t)INT32_MAX);
@@ -87,6 +99,25 @@ int write_file_at(int dirfd, const char *path, const char *s)
 	return 0;
 }
 
+int tmpfile_commit_at(int dirfd, int fd, const char *tmp, const char *path, mode_t mode, unsigned int flags)
+{
+	int r;
+
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+		r = -errno;
+		goto out_unlink;
+	}
+	if (renameat2(dirfd, tmp, dirfd, path, flags) < 0) {
+		r = -errno;
+		goto out_unlink;
+	}
+	return 0;
+
+out_unlink:
+	unlinkat(dirfd, tmp, 0);
+	return r;
+}
+
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode)
 {
 	char tmp[4096];
@@ -111,15 +142,7 @@ int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t l
 		data += n;
 		len -= n;
 	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	if (renameat(dirfd, tmp, dirfd, path) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	return 0;
+	return tmpfile_commit_at(dirfd, fd, tmp, path, mode, 0);
 
 out_unlink:
 	unlinkat(dirfd, tmp, 0);
@@ -141,7 +164,8 @@ int xsnprintf(char *buf, size_t size, const char *fmt, ...)
 	return n;
 }
 
-int parse_u64(const char *s, uint64_t *ret)
+/* The decimal number at the start of @s; *ret_end points after its digits. */
+static int parse_leading_u64(const char *s, unsigned long long *ret, char **ret_end)
 {
 	unsigned long long v;
 	char *end;
@@ -152,6 +176,20 @@ int parse_u64(const char *s, uint64_t *ret)
 	v = strtoull(s, &end, 10);
 	if (errno)
 		return -errno;
+	*ret = v;
+	*ret_end = end;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+	int r;
+
+	r = parse_leading_u64(s, &v, &end);
+	if (r < 0)
+		return r;
 	if (*end)
 		return -EINVAL;
 	*ret = v;
@@ -179,13 +217,11 @@ int parse_size(const char *s, uint64_t base, uint64_t *ret)
 	uint64_t mult = 1, v;
 	const char *p;
 	char *end;
+	int r;
 
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	whole = strtoull(s, &end, 10);
-	if (errno)
-		return -errno;
+	r = parse_leading_u64(s, &whole, &end);
+	if (r < 0)
+		return r;
 	p = end;
 	if (*p == '.') {
 		p++;
@@ -240,13 +276,11 @@ int parse_duration(const char *s, uint64_t *ret_usec)
 	};
 	unsigned long long v;
 	char *end;
+	int r;
 
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -errno;
+	r = parse_leading_u64(s, &v, &end);
+	if (r < 0)
+		return r;
 	while (*end == ' ')
 		end++;
 	for (size_t i = 0; i < ELEMENTSOF(units); i++) {
@@ -329,6 +363,25 @@ int open_dir_at(int dirfd, const char *path, int *ret_fd)
 	if (fd < 0)
 		return -errno;
 	*ret_fd = fd;
+	return 0;
+}
+
+int opendir_at(int dirfd, const char *path, DIR **ret)
+{
+	DIR *d;
+	int fd;
+
+	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	*ret = d;
 	return 0;
 }
 

@@ -74,6 +74,9 @@ extern bool coredam_debug;
 void coredam_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define log_debug(...) do { if (coredam_debug) coredam_log_debug(__VA_ARGS__); } while (0)
 
+/* Fill @buf from @fd up to @size bytes or EOF; the count read. */
+ssize_t read_full(int fd, void *buf, size_t size);
+
 /*
  * Read a whole small file (at most @max bytes) relative to @dirfd into a
  * NUL-terminated buffer. -EFBIG when the file is larger than @max.
@@ -94,6 +97,12 @@ int write_file_at(int dirfd, const char *path, const char *s);
  * in the same directory, fsync it, rename it over @path.
  */
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode);
+
+/*
+ * Finish a temporary file @tmp (open as @fd) under @dirfd: set @mode, fsync,
+ * renameat2() it to @path with @flags. On failure @tmp is removed.
+ */
+int tmpfile_commit_at(int dirfd, int fd, const char *tmp, const char *path, mode_t mode, unsigned int flags);
 
 /* snprintf into a fixed buffer; -ENOBUFS on truncation. */
 int xsnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -126,6 +135,9 @@ int path_join(char *buf, size_t size, const char *a, const char *b);
 
 /* Open a directory relative to @dirfd (O_PATH is not used: we read/write through it). */
 int open_dir_at(int dirfd, const char *path, int *ret_fd);
+
+/* The same as a DIR stream, for readdir(). */
+int opendir_at(int dirfd, const char *path, DIR **ret);
 
 /* mkdir -p */
 int mkdir_p(const char *path, mode_t mode);

@@ -109,26 +109,6 @@ static int wb_write_sparse(struct wb *w, const unsigned char *p, size_t len)
 	return 0;
 }
 
-/* Fill @buf from @fd up to @size bytes or EOF. */
-static ssize_t read_full(int fd, unsigned char *buf, size_t size)
-{
-	size_t o = 0;
-
-	while (o < size) {
-		ssize_t n = read(fd, buf + o, size - o);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		o += (size_t)n;
-	}
-	return (ssize_t)o;
-}
-
 static int wb_finish(struct wb *w, uint64_t size)
 {
 	int r;
