@@ -3,16 +3,18 @@
 # C file the series touches that this configuration builds again with W=1
 # and -Werror, so that the series builds whatever the configuration.
 #
-#   scripts/compile-check.sh [OPTION...]     (default: the four below)
+#   scripts/compile-check.sh [OPTION[:ALSO...]...]     (default: the four below)
 #
-# Each OPTION (e.g. CONFIG_CGROUPS) is turned off on top of the patched VM
+# Each OPTION (e.g. CONFIG_CGROUPS) is turned off, with the options after
+# it that would select it again (CONFIG_SYSCTL:CONFIG_PROC_SYSCTL), on top of the patched VM
 # kernel's config, in its own output directory of a clean patched tree. Exit status: 0 all clean, 1 a file failed or warned,
 # 2 usage or missing tree, 3 the option could not be turned off.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 options=("$@")
-[[ ${#options[@]} -gt 0 ]] || options=(CONFIG_CGROUPS CONFIG_BLK_CGROUP CONFIG_SYSCTL CONFIG_COREDUMP)
+[[ ${#options[@]} -gt 0 ]] ||
+	options=(CONFIG_CGROUPS CONFIG_BLK_CGROUP CONFIG_SYSCTL:CONFIG_PROC_SYSCTL CONFIG_COREDUMP)
 
 src=$(readlink -f "$top/build/kernels/patched-vm" || true)
 [[ -n $src && -f $src/bzImage ]] || { echo "compile-check: no patched kernel; run 'make kernel-patched'" >&2; exit 2; }
@@ -35,14 +37,18 @@ if [[ ${#files[@]} -eq 0 ]]; then
 fi
 
 rc=0
-for opt in "${options[@]}"; do
+for spec in "${options[@]}"; do
+	IFS=: read -r -a offs <<< "$spec"
+	opt=${offs[0]}
 	out=$top/build/compile-check/$opt
 	mkdir -p "$out"
 	cp "$src/.config" "$out/.config"
-	"$tree/scripts/config" --file "$out/.config" --disable "${opt#CONFIG_}"
+	for o in "${offs[@]}"; do
+		"$tree/scripts/config" --file "$out/.config" --disable "${o#CONFIG_}"
+	done
 	make -s -C "$tree" O="$out" ARCH=x86_64 olddefconfig >/dev/null
 	if grep -q "^$opt=" "$out/.config"; then
-		echo "compile-check: $opt could not be turned off (selected by another option)" >&2
+		echo "compile-check: $opt could not be turned off (selected by another option: name it as $opt:CONFIG_OTHER)" >&2
 		exit 3
 	fi
 	log=$out/build.log
