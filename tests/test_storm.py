@@ -16,10 +16,6 @@ import storm
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 
-# Minutes of storms: run by `make test-storm`, not yet by `make test`.
-pytestmark = pytest.mark.skipif(os.environ.get("COREDAM_STORM_TESTS") != "1",
-                                reason="storm tests run with make test-storm")
-
 DUMP_CGROUP = """
 mkdir -p /sys/fs/cgroup/dump
 echo "$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev) wbps={bps}" > /sys/fs/cgroup/dump/io.max
