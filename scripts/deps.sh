@@ -7,7 +7,7 @@
 set -euo pipefail
 
 PACKAGES=(
-	gcc make flex bison bc libelf-dev libssl-dev cpio xz-utils
+	gcc make flex bison bc perl libelf-dev libssl-dev cpio xz-utils
 	busybox-static qemu-system-x86 e2fsprogs python3 python3-pytest
 	linux-source-6.12 libinih-dev libsystemd-dev libzstd-dev pkg-config
 )
