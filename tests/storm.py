@@ -95,8 +95,7 @@ def run(setup, crashes=16, mb=64, idle_s=10, interval_ms=50,
     if res.rc != 0:
         raise RuntimeError(f"storm job failed (rc {res.rc}):\n{res.output}")
     prep, start, end, synced = (int(x) for x in res.text("storm.times").split())
-    samples = [(int(t), int(l)) for t, l in
-               (line.split() for line in res.text("probe.txt").splitlines())]
+    samples = vm.read_probe(res.path("probe.txt"))
     # idle: the probe's samples before the crashers start, but its first second
     t0 = samples[0][0] if samples else prep
     idle = vm.latency_stats([l for t, l in samples if t0 + 1000 <= t < prep])

@@ -64,6 +64,12 @@ def stats(line):
     return dict(zip(STATS, vals))
 
 
+def io_wbytes(io_stat):
+    """Bytes written, summed over every device line of a cgroup's io.stat."""
+    return sum(int(kv.split("=")[1]) for kv in io_stat.split()
+               if kv.startswith("wbytes="))
+
+
 def check_invariants(s):
     assert s["started"] == (s["admitted"] + s["waiting"] + s["skipped_full"]
                             + s["skipped_timeout"] + s["skipped_killed"]
@@ -335,8 +341,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     assert res.text(f"helper-cgroup.{pid}").strip() == "0::/dump"
     assert res.text(f"dumper-cgroup.{pid}").strip() == "0::/dump"
     c = valid_cores(res, 1)[0]
-    wbytes = sum(int(f.split("=")[1]) for l in res.text("io.stat").splitlines()
-                 for f in l.split()[1:] if f.startswith("wbytes="))
+    wbytes = io_wbytes(res.text("io.stat"))
     assert wbytes >= c["size"] * 0.95, res.text("io.stat")
     s = stats(res.text("after"))
     assert s["completed"] == 1 and s["unmoved"] == 0, s
@@ -358,8 +363,7 @@ stats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"})
     c = valid_cores(res, 1)[0]
-    wbytes = sum(int(f.split("=")[1]) for l in res.text("io.stat").splitlines()
-                 for f in l.split()[1:] if f.startswith("wbytes="))
+    wbytes = io_wbytes(res.text("io.stat"))
     assert wbytes >= c["size"] * 0.95, res.text("io.stat")
     s = stats(res.text("after"))
     assert s["completed"] == 1 and s["unmoved"] == 0, s
@@ -441,8 +445,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     s = stats(res.text("after"))
     assert s["completed"] == 1 and s["unmoved"] == 0, s
     valid_cores(res, 1)
-    wbytes = sum(int(kv.split("=")[1]) for kv in res.text("io.stat").split()
-                 if kv.startswith("wbytes="))
+    wbytes = io_wbytes(res.text("io.stat"))
     assert wbytes >= MB << 20
 
 
@@ -512,8 +515,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     s = stats(res.text("after"))
     assert s["completed"] == 1 and s["unmoved"] == 0, s
     valid_cores(res, 1)
-    wbytes = sum(int(kv.split("=")[1]) for kv in res.text("io.stat").split()
-                 if kv.startswith("wbytes="))
+    wbytes = io_wbytes(res.text("io.stat"))
     assert wbytes >= MB << 20
     # 8 MiB at 4 MB/s is 2.1 s; allow the window's last part to land late
     assert int(res.text("ms")) >= 1500, res.text("ms")

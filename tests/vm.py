@@ -283,17 +283,11 @@ def latency_stats(samples_us):
     return {"n": len(s), "p50": pct(50), "p99": pct(99), "max": s[-1] / 1000.0}
 
 
-def read_probe(path, start_ms=None, end_ms=None):
-    """Latencies (us) of probe samples that started within [start, end]."""
+def read_probe(path):
+    """The probe's samples: (start_ms, latency_us) pairs, in order."""
     out = []
     for line in Path(path).read_text().splitlines():
         parts = line.split()
-        if len(parts) != 2:
-            continue
-        t, lat = int(parts[0]), int(parts[1])
-        if start_ms is not None and t < start_ms:
-            continue
-        if end_ms is not None and t > end_ms:
-            continue
-        out.append(lat)
+        if len(parts) == 2:
+            out.append((int(parts[0]), int(parts[1])))
     return out
