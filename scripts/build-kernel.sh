@@ -14,7 +14,8 @@
 # series is the stock one). Extra fragments (for tests of this
 # script) come from KFRAGMENT_EXTRA, a space-separated list of files.
 # --config-only stops after the configuration check; --source DIR only
-# extracts and patches a clean tree into DIR (for out-of-tree builds).
+# extracts and patches a clean tree into DIR (for out-of-tree builds), and
+# does nothing when DIR/.complete says it did so already.
 #
 # Exit status: 0 built (or cached), 1 failure, 2 usage,
 # 3 a fragment option did not survive olddefconfig, 4 a patch did not apply.
@@ -74,6 +75,8 @@ if [[ $config_only == 1 ]]; then
 	trap 'rm -rf "$src" "$src.tmp"' EXIT
 elif [[ -n $source_dir ]]; then
 	src=$source_dir
+	# DIR/.complete: extracted and patched before; callers name DIR by hash
+	[[ -f $src/.complete ]] && exit 0
 elif [[ -f $out/bzImage ]]; then
 	ln -sfn "$(basename "$out")" "$link"
 	echo "build-kernel: $name up to date ($hash)"
@@ -94,7 +97,10 @@ for p in "${patches[@]}"; do
 	fi
 done
 [[ ${#patches[@]} -gt 0 ]] && echo "build-kernel: applied ${#patches[@]} patches"
-[[ -n $source_dir ]] && exit 0
+if [[ -n $source_dir ]]; then
+	touch .complete
+	exit 0
+fi
 
 make -s ARCH=x86_64 tinyconfig >/dev/null
 KCONFIG_CONFIG=.config scripts/kconfig/merge_config.sh -m -O . .config "${frags[@]}" >/dev/null

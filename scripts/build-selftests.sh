@@ -13,11 +13,8 @@ tree=$top/build/src/patched-$kernel
 if [[ ! -d $tree ]]; then
 	# the kernel came from the cache without its tree: make a clean one
 	tree=$top/build/selftests/src-$kernel
-	if [[ ! -f $tree/.complete ]]; then
-		rm -rf "$top/build/selftests"
-		"$top/scripts/build-kernel.sh" --source "$tree" patched
-		touch "$tree/.complete"
-	fi
+	[[ -d $tree ]] || rm -rf "$top/build/selftests"
+	"$top/scripts/build-kernel.sh" --source "$tree" patched
 fi
 rm -rf "$out"
 if [[ ! -d $tree/tools/testing/selftests/coredump ]]; then

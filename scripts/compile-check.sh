@@ -19,11 +19,9 @@ options=("$@")
 src=$(readlink -f "$top/build/kernels/patched-vm" || true)
 [[ -n $src && -f $src/bzImage ]] || { echo "compile-check: no patched kernel; run 'make kernel-patched'" >&2; exit 2; }
 tree=$top/build/compile-check/src-$(basename "$src")
-if [[ ! -f $tree/.complete ]]; then
-	rm -rf "$top"/build/compile-check
-	"$top/scripts/build-kernel.sh" --source "$tree" patched
-	touch "$tree/.complete"
-fi
+# output directories point at their source tree: a new tree, new ones
+[[ -d $tree ]] || rm -rf "$top"/build/compile-check
+"$top/scripts/build-kernel.sh" --source "$tree" patched
 
 # the C files the series touches (new or changed)
 mapfile -t files < <(
