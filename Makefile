@@ -7,6 +7,7 @@
 #                 coredump support switched off
 #   make test     everything CI runs: unit tests, kernel builds, VM tests
 #   make demo     the crash-storm demo (the main job)
+#   make bench    the full storm benchmark: five setups, four scenarios
 #   make clean    remove build/
 #
 # Every target that needs Debian packages installs the missing ones first.
@@ -16,11 +17,11 @@ BUILD     := build
 GUEST_BIN := $(BUILD)/guest
 CC        ?= gcc
 GUEST_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -pthread
-GUEST_PROGS  := crasher corecheck probe pipewriter crashtime
+GUEST_PROGS  := crasher corecheck probe pipewriter crashtime stormer
 PYTEST_ARGS  ?=
 
 .PHONY: all deps userspace install guest kernel kernel-stock kernel-patched kernel-debug \
-	compile-check selftests initramfs check test test-unit test-vm test-debug test-storm demo bench-defaults clean
+	compile-check selftests initramfs check test test-unit test-vm test-debug test-storm demo bench bench-defaults clean
 
 all: deps userspace guest
 
@@ -81,6 +82,11 @@ bench-defaults: kernel initramfs
 demo: kernel initramfs
 	@scripts/deps.sh demo
 	$(PYTHON) tests/demo.py
+
+# BENCH_REPEAT (default 3), BENCH_SETUPS, BENCH_SCENARIOS: see tests/bench.py
+bench: kernel initramfs
+	@scripts/deps.sh demo
+	$(PYTHON) tests/bench.py
 
 clean:
 	rm -rf $(BUILD)

@@ -32,17 +32,23 @@ def one(kernel, crashes):
     return times
 
 
-def main():
-    rounds = int(os.environ.get("ROUNDS", 3))
-    crashes = int(os.environ.get("CRASHES", 40))
-    times = {"stock": [], "patched": []}
+def measure(rounds, crashes, times=None):
+    """Median crash-to-exit in ms per kernel; the samples (us) go to times."""
+    times = {"stock": [], "patched": []} if times is None else times
     for r in range(rounds):
         for k in ("stock", "patched"):
             t = one(k, crashes)
             print(f"round {r + 1} {k}: median {statistics.median(t) / 1000:.2f} ms",
                   flush=True)
-            times[k] += t
-    med = {k: statistics.median(v) / 1000 for k, v in times.items()}
+            times.setdefault(k, []).extend(t)
+    return {k: statistics.median(v) / 1000 for k, v in times.items()}
+
+
+def main():
+    rounds = int(os.environ.get("ROUNDS", 3))
+    crashes = int(os.environ.get("CRASHES", 40))
+    times = {}
+    med = measure(rounds, crashes, times)
     ratio = med["patched"] / med["stock"]
     print(f"\ncrash-to-exit, {rounds} x {crashes} crashes of 1 MB per kernel, "
           f"knobs at default:")

@@ -1,41 +1,59 @@
-"""Crash storms in the guest, with a latency probe, and what they did.
+"""Crash storms in the guest, with latency probes, and what they did.
 
-Used by the demo and the benchmark; the guest side is a shell script built
-here, the numbers are computed on the host from the probe's samples."""
+Used by the demo, the benchmark and the storm tests. The guest side is a
+shell script built here around `stormer`, which times every crash; the
+numbers are computed on the host from the samples the guest wrote."""
 
 import json
+import statistics
 from dataclasses import dataclass, field
 
 import vm
 
-# The probe runs in a cgroup of its own, as a foreground service would: the
-# agent's adaptive mode watches the pressure of cgroups other than the
-# dump cgroup.
+# The probes run in a cgroup of their own, as a foreground service would:
+# the agent's adaptive mode watches the pressure of cgroups other than the
+# dump cgroup. The crashers run in /crashers, whose memory.peak is what the
+# storm's processes held while they waited and dumped.
 STORM_SCRIPT = """
 . /lib/coredam/lib.sh
-mkdir -p /scratch/cores /scratch/probe /sys/fs/cgroup/probe
+mkdir -p /scratch/cores /scratch/probe /sys/fs/cgroup/probe /sys/fs/cgroup/crashers
+echo "+memory +io" > /sys/fs/cgroup/cgroup.subtree_control
 {setup}
-sh -c 'echo $$ > /sys/fs/cgroup/probe/cgroup.procs
-       exec probe -d /scratch/probe -o $RESULTS/probe.txt -i {interval} -s /tmp/stop-probe' &
-probe_pid=$!
+case " {probes} " in *" read "*)
+    # the read probe's file, written before any probe measures
+    dd if=/dev/zero of=/scratch/probe/probe-read.dat bs=1M count=64 2>/dev/null; sync;;
+esac
+probe_pids=""
+for mode in {probes}; do
+    sh -c 'echo $$ > /sys/fs/cgroup/probe/cgroup.procs
+           exec probe -d /scratch/probe -o $RESULTS/probe.$0.txt -m $0 -i {interval} -s /tmp/stop-probe' $mode &
+    probe_pids="$probe_pids $!"
+done
 sleep {idle}
-storm {crashes} {mb}
+stormer -n {crashes} -m {mb} -p {period} -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt
+cat /sys/fs/cgroup/crashers/memory.peak > $RESULTS/crashers.peak
+while pidof pipewriter coredam-pipe >/dev/null; do sleep 0.1; done
+sync
+now_ms > $RESULTS/synced
 sleep 2
 touch /tmp/stop-probe
-wait $probe_pid
+for p in $probe_pids; do wait $p; done
+cat /sys/fs/cgroup/coredump.slice/memory.peak > $RESULTS/dump.peak 2>/dev/null || true
 {teardown}
 for f in /scratch/cores/core.*; do
     case $f in *.part|*.json|*.meta) continue;; esac
-    corecheck $f >> $RESULTS/cores.json || true
+    [ -e "$f" ] && corecheck $f >> $RESULTS/cores.json || true
 done
 cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats 2>/dev/null || true
+cp /run/coredam/pipe/stats $RESULTS/pipe-stats 2>/dev/null || true
 """
 
-
+# @QUEUE_CAP@ in an agent's configuration is the scenario's queue cap
 AGENT_START = """
 cat > /tmp/coredam.conf <<'CONF'
 {conf}
 CONF
+sed -i "s/@QUEUE_CAP@/$QUEUE_CAP/" /tmp/coredam.conf
 coredamd -c /tmp/coredam.conf > $RESULTS/agent.log 2>&1 &
 echo $! > /tmp/agent.pid
 i=0
@@ -47,6 +65,7 @@ done
 
 AGENT_STOP = """
 coredamctl -c /tmp/coredam.conf status --json > $RESULTS/status.json || true
+cp /run/coredam/pipe/stats $RESULTS/pipe-stats 2>/dev/null || true
 kill -TERM $(cat /tmp/agent.pid); wait $(cat /tmp/agent.pid) || true
 """
 
@@ -61,75 +80,138 @@ class Setup:
     teardown: str = ""
 
 
-def agent_setup(name, describe, conf):
-    return Setup(name, "patched", describe, script=AGENT_START.format(conf=conf.strip()),
+def agent_setup(name, describe, conf, kernel="patched"):
+    return Setup(name, kernel, describe, script=AGENT_START.format(conf=conf.strip()),
                  teardown=AGENT_STOP)
+
+
+@dataclass
+class Scenario:
+    """What crashes, how, and who measures. period_ms 0: all at once."""
+    name: str
+    describe: str
+    crashes: int = 16
+    mb: int = 64
+    period_ms: int = 0
+    probes: tuple = ("write",)
+    queue_cap: int = 64
+    mem: str = "3G"
+
+
+BURST = Scenario("burst", "16 processes of 64 MB crash at once")
 
 
 @dataclass
 class StormResult:
     setup: str
+    scenario: str
     crashes: int
     mb: int
-    idle: dict
-    storm: dict
+    probes: dict          # mode -> {"idle": stats, "storm": stats, "samples": [...]}
     cores_complete: int
     cores_found: int
-    exit_s: float
-    drain_s: float
-    stats: str
-    samples: list
+    crash_exit_ms: list   # per crash: from its signal to its reaping
+    dumped: int           # crashes whose wait status says "core dumped"
+    exit_s: float         # from the first crash until the last process is gone
+    drain_s: float        # from the first crash until every core is on disk
+    mem_peak: int         # memory.peak of the crashers' cgroup, bytes
+    dump_mem_peak: int    # memory.peak of the dump cgroup (if there is one)
+    stats: str            # core_dump_stats (patched kernel)
+    pipe_stats: dict      # coredam-pipe's counters (stock kernel + helper)
     start_ms: int
     synced_ms: int
 
+    @property
+    def idle(self):
+        return self.probes["write"]["idle"]
 
-def run(setup, crashes=16, mb=64, idle_s=10, interval_ms=50,
+    @property
+    def storm(self):
+        return self.probes["write"]["storm"]
+
+    @property
+    def samples(self):
+        return self.probes["write"]["samples"]
+
+    @property
+    def kept(self):
+        return self.cores_complete
+
+
+def _int_file(res, name):
+    p = res.path(name)
+    return int(p.read_text().split()[0]) if p.exists() and p.read_text().strip() else 0
+
+
+def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
         disk_bps_write=40_000_000, timeout=1800):
+    crashes = crashes or scenario.crashes
+    mb = mb or scenario.mb
     sysctls = {"kernel.core_pattern": "/scratch/cores/core.%p"}
     sysctls.update(setup.sysctls)
-    script = STORM_SCRIPT.format(setup=setup.script, teardown=setup.teardown,
-                                 interval=interval_ms, idle=idle_s,
-                                 crashes=crashes, mb=mb)
+    script = f"QUEUE_CAP={scenario.queue_cap}\n" + STORM_SCRIPT.format(
+        setup=setup.script, teardown=setup.teardown, interval=interval_ms,
+        idle=idle_s, crashes=crashes, mb=mb, period=scenario.period_ms,
+        probes=" ".join(scenario.probes))
     res = vm.boot(script, kernel=setup.kernel, sysctls=sysctls, timeout=timeout,
-                  disk_bps_write=disk_bps_write, name=f"storm-{setup.name}")
+                  mem=scenario.mem, disk_bps_write=disk_bps_write,
+                  name=f"storm-{setup.name}-{scenario.name}")
     if res.rc != 0:
         raise RuntimeError(f"storm job failed (rc {res.rc}):\n{res.output}")
-    prep, start, end, synced = (int(x) for x in res.text("storm.times").split())
-    samples = vm.read_probe(res.path("probe.txt"))
-    # idle: the probe's samples before the crashers start, but its first second
-    t0 = samples[0][0] if samples else prep
-    idle = vm.latency_stats([l for t, l in samples if t0 + 1000 <= t < prep])
-    storm = vm.latency_stats([l for t, l in samples if start <= t <= synced])
+    times, crash_rows = {}, []
+    for line in res.text("storm.txt").splitlines():
+        w = line.split()
+        if w[0] == "crash":
+            crash_rows.append(tuple(int(x) for x in w[1:]))
+        else:
+            times[w[0]] = int(w[1])
+    prep, start, end = times["prep"], times["start"], times["end"]
+    synced = int(res.text("synced").strip())
+    probes = {}
+    for mode in scenario.probes:
+        samples = vm.read_probe(res.path(f"probe.{mode}.txt"))
+        # idle: the samples before the crashers start, but the first second
+        t0 = samples[0][0] if samples else prep
+        idle = [l for t, l in samples if t0 + 1000 <= t < prep]
+        during = [l for t, l in samples if start <= t <= synced]
+        probes[mode] = {"idle": vm.latency_stats(idle), "storm": vm.latency_stats(during),
+                        "samples": samples,
+                        "idle_s": max(prep - t0 - 1000, 1) / 1000.0,
+                        "storm_s": max(synced - start, 1) / 1000.0}
     cores = res.json_lines("cores.json") if res.path("cores.json").exists() else []
     stats = res.text("stats").strip() if res.path("stats").exists() else ""
-    return StormResult(setup=setup.name, crashes=crashes, mb=mb, idle=idle,
-                       storm=storm, cores_found=len(cores),
-                       cores_complete=sum(1 for c in cores if c["complete"]),
-                       exit_s=(end - start) / 1000.0,
-                       drain_s=(synced - start) / 1000.0, stats=stats,
-                       samples=samples, start_ms=start, synced_ms=synced)
+    pipe_stats = {}
+    if res.path("pipe-stats").exists():
+        pipe_stats = {k: int(v) for k, v in
+                      (line.split() for line in res.text("pipe-stats").splitlines() if line.strip())}
+    return StormResult(
+        setup=setup.name, scenario=scenario.name, crashes=crashes, mb=mb, probes=probes,
+        cores_found=len(cores),
+        cores_complete=sum(1 for c in cores if c["valid"] and c["complete"]),
+        crash_exit_ms=[e - c for _, c, e, _ in crash_rows],
+        dumped=sum(d for *_, d in crash_rows),
+        exit_s=(end - start) / 1000.0, drain_s=(synced - start) / 1000.0,
+        mem_peak=_int_file(res, "crashers.peak"), dump_mem_peak=_int_file(res, "dump.peak"),
+        stats=stats, pipe_stats=pipe_stats, start_ms=start, synced_ms=synced)
 
 
 def physical_limit_s(crashes, mb, disk_bps_write=40_000_000):
     return crashes * (mb << 20) / disk_bps_write
 
 
-def table(results, disk_bps_write=40_000_000):
-    head = ("setup", "idle p50", "idle p99", "idle max", "storm p50",
-            "storm p99", "storm max", "p99/idle", "max/idle", "cores ok",
-            "last core", "vs disk")
-    rows = [head]
-    for r in results:
-        def ratio(a, b):
-            return f"{a / b:.1f}x" if b else "-"
-        limit = physical_limit_s(r.crashes, r.mb, disk_bps_write)
-        rows.append((r.setup, f"{r.idle['p50']:.1f} ms", f"{r.idle['p99']:.1f} ms",
-                     f"{r.idle['max']:.1f} ms", f"{r.storm['p50']:.1f} ms",
-                     f"{r.storm['p99']:.1f} ms", f"{r.storm['max']:.1f} ms",
-                     ratio(r.storm["p99"], r.idle["p99"]),
-                     ratio(r.storm["max"], r.idle["max"]),
-                     f"{r.cores_complete}/{r.crashes}", f"{r.drain_s:.1f} s",
-                     f"{r.drain_s / limit:.2f}x"))
+def ratio(a, b):
+    return f"{a / b:.1f}x" if b else "-"
+
+
+def pct(values, p):
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
+
+
+def markdown(head, rows):
+    rows = [tuple(head)] + [tuple(r) for r in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = []
     for n, row in enumerate(rows):
@@ -139,7 +221,25 @@ def table(results, disk_bps_write=40_000_000):
     return "\n".join(lines)
 
 
-def plot(results, path, title):
+def table(results, disk_bps_write=40_000_000, mode="write"):
+    """The probe's latency and the cores, one row per result."""
+    head = ("setup", "idle p50", "idle p99", "idle max", "storm p50",
+            "storm p99", "storm max", "p99/idle", "max/idle", "cores ok",
+            "last core", "vs disk")
+    rows = []
+    for r in results:
+        limit = physical_limit_s(r.crashes, r.mb, disk_bps_write)
+        i, s = r.probes[mode]["idle"], r.probes[mode]["storm"]
+        rows.append((r.setup, f"{i['p50']:.1f} ms", f"{i['p99']:.1f} ms",
+                     f"{i['max']:.1f} ms", f"{s['p50']:.1f} ms",
+                     f"{s['p99']:.1f} ms", f"{s['max']:.1f} ms",
+                     ratio(s["p99"], i["p99"]), ratio(s["max"], i["max"]),
+                     f"{r.kept}/{r.crashes}", f"{r.drain_s:.1f} s",
+                     f"{r.drain_s / limit:.2f}x"))
+    return markdown(head, rows)
+
+
+def plot(results, path, title, mode="write"):
     """Probe latency over time, one line per setup, log scale; the storm's
     start (0 s) and each setup's end (every core on disk) marked."""
     import matplotlib
@@ -148,15 +248,18 @@ def plot(results, path, title):
 
     fig, ax = plt.subplots(figsize=(10, 5))
     for r in results:
-        xs = [(t - r.start_ms) / 1000.0 for t, _ in r.samples]
-        ys = [lat / 1000.0 for _, lat in r.samples]
+        samples = r.probes[mode]["samples"]
+        xs = [(t - r.start_ms) / 1000.0 for t, _ in samples]
+        ys = [lat / 1000.0 for _, lat in samples]
         line, = ax.plot(xs, ys, linewidth=0.8, label=r.setup)
         ax.axvline((r.synced_ms - r.start_ms) / 1000.0, color=line.get_color(),
                    linestyle=":", linewidth=1)
     ax.axvline(0, color="black", linestyle="--", linewidth=1, label="storm starts")
     ax.set_yscale("log")
-    ax.set_xlabel("seconds since the crashes (dotted: last core on disk)")
-    ax.set_ylabel("4 KiB write + fdatasync latency (ms)")
+    ax.set_xlabel("seconds since the first crash (dotted: last core on disk)")
+    ax.set_ylabel({"write": "4 KiB write + fdatasync latency (ms)",
+                   "read": "4 KiB O_DIRECT read latency (ms)",
+                   "stream": "foreground 4 MiB fdatasync latency (ms)"}[mode])
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
@@ -165,13 +268,24 @@ def plot(results, path, title):
     plt.close(fig)
 
 
+STATS_NAMES = ["active", "waiting", "started", "admitted", "completed", "failed",
+               "skipped_full", "skipped_timeout", "skipped_killed",
+               "skipped_pipe_limit", "unmoved", "bytes"]
+
+
 def stats_dict(text):
-    names = ["active", "waiting", "started", "admitted", "completed", "failed",
-             "skipped_full", "skipped_timeout", "skipped_killed",
-             "skipped_pipe_limit", "unmoved", "bytes"]
-    return dict(zip(names, (int(x) for x in text.split()))) if text else {}
+    return dict(zip(STATS_NAMES, (int(x) for x in text.split()))) if text else {}
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
 
 
 def to_json(results):
-    return json.dumps([{k: v for k, v in r.__dict__.items() if k != "samples"}
-                       for r in results], indent=1)
+    out = []
+    for r in results:
+        d = {k: v for k, v in r.__dict__.items() if k != "probes"}
+        d["probes"] = {m: {k: v for k, v in p.items() if k != "samples"}
+                       for m, p in r.probes.items()}
+        out.append(d)
+    return json.dumps(out, indent=1)

@@ -2,11 +2,14 @@
 /*
  * probe: measure what a foreground user of the disk feels.
  *
- *   probe -d DIR -o OUT [-i MS] [-m write|read] [-s STOPFILE] [-t SECONDS]
+ *   probe -d DIR -o OUT [-i MS] [-m write|read|stream] [-s STOPFILE] [-t SECONDS]
  *
- * write: every MS milliseconds write 4 KiB to DIR/probe.dat and fdatasync it.
- * read:  every MS milliseconds read 4 KiB at a random offset of a 64 MiB
- *        file DIR/probe-read.dat with O_DIRECT (created first).
+ * write:  every MS milliseconds write 4 KiB to DIR/probe.dat and fdatasync it.
+ * read:   every MS milliseconds read 4 KiB at a random offset of a 64 MiB
+ *         file DIR/probe-read.dat with O_DIRECT (created first if missing).
+ * stream: a foreground writer: without pause, write the next 4 MiB of
+ *         DIR/probe-stream.dat (a 256 MiB ring) and fdatasync it; the
+ *         latency is the fdatasync's, the throughput 4 MiB per sample.
  * Each sample is a line "START_MS LATENCY_US" in OUT, START_MS on
  * CLOCK_MONOTONIC. The probe stops when STOPFILE exists or after SECONDS.
  */
@@ -22,6 +25,8 @@
 #include <unistd.h>
 
 #define READ_FILE_MB 64
+#define STREAM_CHUNK (4 << 20)
+#define STREAM_RING (256 << 20)
 
 static int64_t now_us(void)
 {
@@ -31,10 +36,16 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* the file to read, unless it is already there (made before the probes start) */
 static int make_read_file(const char *path)
 {
 	static char block[1 << 20];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && st.st_size >= (off_t)READ_FILE_MB << 20)
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	if (fd < 0)
 		return -1;
@@ -67,7 +78,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!dir || !out || interval_ms <= 0 ||
-	    (strcmp(mode, "write") && strcmp(mode, "read")))
+	    (strcmp(mode, "write") && strcmp(mode, "read") && strcmp(mode, "stream")))
 		goto usage;
 
 	FILE *f = fopen(out, "w");
@@ -77,13 +88,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	setvbuf(f, NULL, _IOLBF, 0);
-	if (posix_memalign(&buf, 4096, 4096))
+	if (posix_memalign(&buf, 4096, STREAM_CHUNK))
 		return 1;
-	memset(buf, 0x5a, 4096);
+	memset(buf, 0x5a, STREAM_CHUNK);
 
-	int rd = !strcmp(mode, "read");
+	int rd = !strcmp(mode, "read"), stream = !strcmp(mode, "stream");
 
-	snprintf(path, sizeof(path), "%s/probe%s.dat", dir, rd ? "-read" : "");
+	snprintf(path, sizeof(path), "%s/probe%s.dat", dir,
+		 rd ? "-read" : stream ? "-stream" : "");
 	if (rd && make_read_file(path) < 0) {
 		fprintf(stderr, "probe: %s: %s\n", path, strerror(errno));
 		return 1;
@@ -113,6 +125,18 @@ int main(int argc, char **argv)
 				fprintf(stderr, "probe: read: %s\n", strerror(errno));
 				return 1;
 			}
+		} else if (stream) {
+			off_t off = (off_t)(n % (STREAM_RING / STREAM_CHUNK)) * STREAM_CHUNK;
+
+			if (pwrite(fd, buf, STREAM_CHUNK, off) != STREAM_CHUNK) {
+				fprintf(stderr, "probe: write: %s\n", strerror(errno));
+				return 1;
+			}
+			start = now_us();
+			if (fdatasync(fd) != 0) {
+				fprintf(stderr, "probe: fdatasync: %s\n", strerror(errno));
+				return 1;
+			}
 		} else {
 			off_t off = (off_t)(n % 256) * 4096;
 
@@ -124,6 +148,8 @@ int main(int argc, char **argv)
 		lat = now_us() - start;
 		fprintf(f, "%lld %lld\n", (long long)(start / 1000), (long long)lat);
 		n++;
+		if (stream)
+			continue;
 		next += interval_ms * 1000;
 		int64_t now = now_us();
 
@@ -138,6 +164,6 @@ int main(int argc, char **argv)
 	fclose(f);
 	return 0;
 usage:
-	fprintf(stderr, "usage: probe -d DIR -o OUT [-i MS] [-m write|read] [-s STOPFILE] [-t SECONDS]\n");
+	fprintf(stderr, "usage: probe -d DIR -o OUT [-i MS] [-m write|read|stream] [-s STOPFILE] [-t SECONDS]\n");
 	return 2;
 }

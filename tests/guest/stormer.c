@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stormer: a crash storm whose every crash is timed, for the benchmark.
+ *
+ *   stormer -n N -m MB -o OUT [-p MS] [-c CGROUP]
+ *
+ * Burst (no -p): forks N children that fill MB MiB each with the page
+ * pattern corecheck recognises, waits until all are filled, then lets them
+ * crash at the same moment. Sustained (-p MS): forks a child every MS
+ * milliseconds that fills its memory and crashes at once.
+ *
+ * -c CGROUP: move stormer into that cgroup directory first, so every
+ * crasher is charged there (its memory.peak is the memory the storm held).
+ *
+ * OUT gets, in milliseconds of CLOCK_MONOTONIC:
+ *   prep MS              before the first child is forked
+ *   start MS             the first crash
+ *   crash PID CRASH_MS EXIT_MS DUMPED   one per child: its signal, its reaping
+ *   end MS               the last child reaped
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pattern.h"
+
+struct report {
+	int32_t pid;
+	int64_t crash_us;
+};
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void sleep_us(int64_t us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	if (us > 0)
+		nanosleep(&ts, NULL);
+}
+
+/* The child: fill the memory, say ready, wait for go (if any), crash. */
+static void crash_child(long mb, int ready_fd, int go_fd, int report_fd)
+{
+	size_t npages = (size_t)mb * 1024 * 1024 / PATTERN_PAGE;
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct report r = { getpid(), 0 };
+	unsigned char *buf;
+	char c = 'r';
+
+	setrlimit(RLIMIT_CORE, &rl);
+	buf = mmap(NULL, npages * PATTERN_PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(1);
+	for (size_t i = 0; i < npages; i++)
+		pattern_fill(buf + i * PATTERN_PAGE, (uint32_t)getpid(), (uint32_t)i,
+			     (uint32_t)npages);
+	if (ready_fd >= 0 && write(ready_fd, &c, 1) != 1)
+		_exit(1);
+	if (go_fd >= 0 && read(go_fd, &c, 1) < 0)
+		_exit(1);
+	r.crash_us = now_us();
+	if (write(report_fd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	signal(SIGSEGV, SIG_DFL);
+	*(volatile int *)0 = 1;
+	_exit(1);
+}
+
+static int join_cgroup(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "stormer: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long n = 0, mb = 0, period_ms = 0;
+	const char *out = NULL, *cgroup = NULL;
+	int ready[2], go[2], report[2], opt;
+	int64_t *crash_us, *exit_us, start_us = 0, end_us = 0, prep_us;
+	pid_t *pids;
+	int *dumped;
+	FILE *f;
+
+	while ((opt = getopt(argc, argv, "n:m:o:p:c:")) != -1) {
+		switch (opt) {
+		case 'n': n = strtol(optarg, NULL, 0); break;
+		case 'm': mb = strtol(optarg, NULL, 0); break;
+		case 'o': out = optarg; break;
+		case 'p': period_ms = strtol(optarg, NULL, 0); break;
+		case 'c': cgroup = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (n <= 0 || mb <= 0 || !out || period_ms < 0)
+		goto usage;
+	if (cgroup && join_cgroup(cgroup) < 0)
+		return 1;
+	f = fopen(out, "w");
+	if (!f) {
+		fprintf(stderr, "stormer: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	pids = calloc(n, sizeof(*pids));
+	crash_us = calloc(n, sizeof(*crash_us));
+	exit_us = calloc(n, sizeof(*exit_us));
+	dumped = calloc(n, sizeof(*dumped));
+	if (!pids || !crash_us || !exit_us || !dumped ||
+	    pipe(ready) || pipe(go) || pipe2(report, O_NONBLOCK))
+		return 1;
+
+	prep_us = now_us();
+	long forked = 0, reaped = 0;
+	int64_t next = prep_us;
+
+	while (reaped < n) {
+		if (forked < n && (!period_ms || now_us() >= next)) {
+			pid_t pid = fork();
+
+			if (pid < 0) {
+				perror("stormer: fork");
+				return 1;
+			}
+			if (pid == 0) {
+				close(ready[0]);
+				close(go[1]);
+				close(report[0]);
+				crash_child(mb, period_ms ? -1 : ready[1],
+					    period_ms ? -1 : go[0], report[1]);
+			}
+			pids[forked++] = pid;
+			next += period_ms * 1000;
+			if (!period_ms && forked == n) {
+				char c;
+
+				for (long i = 0; i < n; i++)
+					if (read(ready[0], &c, 1) != 1)
+						return 1;
+				close(go[1]);	/* every child's read() returns: go */
+			}
+			continue;
+		}
+
+		int status;
+		pid_t pid = waitpid(-1, &status, period_ms && forked < n ? WNOHANG : 0);
+
+		if (pid < 0) {
+			perror("stormer: waitpid");
+			return 1;
+		}
+		if (pid == 0) {
+			sleep_us(next - now_us() < 5000 ? next - now_us() : 5000);
+			continue;
+		}
+		for (long i = 0; i < n; i++) {
+			if (pids[i] != pid)
+				continue;
+			exit_us[i] = now_us();
+			dumped[i] = WIFSIGNALED(status) && WCOREDUMP(status);
+			reaped++;
+		}
+	}
+	end_us = now_us();
+
+	struct report r;
+
+	while (read(report[0], &r, sizeof(r)) == sizeof(r))
+		for (long i = 0; i < n; i++)
+			if (pids[i] == r.pid)
+				crash_us[i] = r.crash_us;
+	for (long i = 0; i < n; i++)
+		if (crash_us[i] && (!start_us || crash_us[i] < start_us))
+			start_us = crash_us[i];
+
+	fprintf(f, "prep %lld\nstart %lld\n", (long long)prep_us / 1000,
+		(long long)start_us / 1000);
+	for (long i = 0; i < n; i++)
+		fprintf(f, "crash %d %lld %lld %d\n", pids[i], (long long)crash_us[i] / 1000,
+			(long long)exit_us[i] / 1000, dumped[i]);
+	fprintf(f, "end %lld\n", (long long)end_us / 1000);
+	return fclose(f) ? 1 : 0;
+usage:
+	fprintf(stderr, "usage: stormer -n N -m MB -o OUT [-p MS] [-c CGROUP]\n");
+	return 2;
+}
