@@ -294,30 +294,18 @@ int status_format(struct agent *a, char *buf, size_t size)
 
 static void handle_client(struct agent *a)
 {
-	char req[COREDAM_CTL_REQ_MAX + 2], resp[COREDAM_CTL_RESP_MAX], err[400];
+	char resp[COREDAM_CTL_RESP_MAX], err[400];
 	struct coredam_ctl_request q;
 	_cleanup_close_ int fd = -1;
 	uid_t uid = 0;
 	int r;
 
-	r = coredam_ctl_accept(a->ctl_fd, &fd, &uid);
-	if (r == -EPERM) {
+	/* refused and malformed requests are answered there and never reach us */
+	r = coredam_ctl_next_request(a->ctl_fd, 1000, &fd, &q, &uid);
+	if (r == -EPERM)
 		log_warning("control request from uid %u refused: root only", (unsigned)uid);
-		return;
-	}
 	if (r < 0)
 		return;
-	r = coredam_ctl_read_request(fd, 1000, req, sizeof(req));
-	if (r < 0) {
-		coredam_ctl_send(fd, r == -E2BIG ? "ERR request too long\n" : "ERR no request\n");
-		return;
-	}
-	r = coredam_ctl_parse(req, &q);
-	if (r < 0) {
-		coredam_ctl_send(fd, r == -ENOENT ? "ERR unknown setting (bandwidth read-bandwidth concurrency mode floor ceiling)\n"
-						  : "ERR bad request (PING, STATUS, RELOAD, SET <name> <value>)\n");
-		return;
-	}
 	switch (q.cmd) {
 	case COREDAM_CTL_PING:
 		coredam_ctl_send(fd, "OK\n");

@@ -293,30 +293,83 @@ struct origin {
 	int line;
 };
 
+/* The longest line libinih takes whole, newline excluded. */
+#define CONF_LINE_MAX (INI_MAX_LINE - 2)
+
+/*
+ * Feeds libinih one whole line at a time and counts lines. libinih reads a
+ * line in pieces of at most @num - 1 bytes and takes every piece for a line
+ * of its own, so the tail of an overlong comment would become an
+ * assignment; a NUL byte would hide the rest of its line. Both end the
+ * parse here (as end of file) with @bad set, and the caller reports them.
+ */
+struct line_reader {
+	FILE *f;
+	int line;
+	char *buf;
+	size_t cap;
+	enum { LINE_OK, LINE_TOO_LONG, LINE_NUL } bad;
+};
+
+static char *line_reader(char *str, int num, void *stream)
+{
+	struct line_reader *lr = stream;
+	ssize_t n;
+
+	n = getline(&lr->buf, &lr->cap, lr->f);
+	if (n < 0)
+		return NULL;
+	lr->line++;
+	if (n > num - 1) {
+		lr->bad = LINE_TOO_LONG;
+		return NULL;
+	}
+	if (strlen(lr->buf) != (size_t)n) {
+		lr->bad = LINE_NUL;
+		return NULL;
+	}
+	memcpy(str, lr->buf, n + 1);
+	return str;
+}
+
+/*
+ * ini_parse_stream() over @lr->f through line_reader(): 0, the line of the
+ * first error (> 0), or -ENOMEM. @lr->bad says whether the line was refused
+ * by line_reader() rather than by libinih or @handler.
+ */
+static int ini_parse_lines(struct line_reader *lr, ini_handler handler, void *user)
+{
+	int r;
+
+	ini_stop_on_first_error = true;
+	ini_allow_multiline = false;
+	ini_allow_inline_comments = false;
+	r = ini_parse_stream(line_reader, lr, handler, user);
+	free(lr->buf);
+	lr->buf = NULL;
+	lr->cap = 0;
+	if (r == -2)
+		return -ENOMEM;
+	if (r == 0 && lr->bad != LINE_OK)
+		return lr->line;
+	if (r == 0 && ferror(lr->f))
+		return -EIO;
+	return r;
+}
+
 struct parse_ctx {
 	struct coredam_config *cfg;
-	FILE *f;
 	const char *file;
-	int line;
+	const struct line_reader *lr;
 	bool failed;
 	struct coredam_config_error *err;
 	struct origin origins[64];	/* per entry of keys[] */
 };
 
-static char *reader(char *str, int num, void *stream)
-{
-	struct parse_ctx *ctx = stream;
-	char *s = fgets(str, num, ctx->f);
-
-	if (s)
-		ctx->line++;
-	return s;
-}
-
 static void note_origin(struct parse_ctx *ctx, struct origin *o)
 {
 	snprintf(o->file, sizeof(o->file), "%s", ctx->file);
-	o->line = ctx->line;
+	o->line = ctx->lr->line;
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
@@ -330,7 +383,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	r = coredam_config_set(ctx->cfg, section, name, value, msg, sizeof(msg));
 	if (r < 0) {
 		snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", ctx->file);
-		ctx->err->line = ctx->line;
+		ctx->err->line = ctx->lr->line;
 		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
 		ctx->failed = true;
 		return 0;
@@ -341,9 +394,26 @@ static int handler(void *user, const char *section, const char *name, const char
 	return 1;
 }
 
+static void line_error(const struct line_reader *lr, char *buf, size_t size)
+{
+	switch (lr->bad) {
+	case LINE_TOO_LONG:
+		snprintf(buf, size, "line too long (at most %d characters, comments included)", CONF_LINE_MAX);
+		break;
+	case LINE_NUL:
+		snprintf(buf, size, "NUL byte in the line");
+		break;
+	case LINE_OK:
+		snprintf(buf, size, "syntax error: expected [Section], Key=value or a comment");
+		break;
+	}
+}
+
 static int parse_one(struct parse_ctx *ctx, const char *path)
 {
 	_cleanup_fclose_ FILE *f = NULL;
+	struct line_reader lr = { 0 };
+	char msg[128];
 	int r;
 
 	f = fopen(path, "re");
@@ -353,23 +423,23 @@ static int parse_one(struct parse_ctx *ctx, const char *path)
 		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot open: %s", strerror(errno));
 		return -errno;
 	}
-	ctx->f = f;
+	lr.f = f;
 	ctx->file = path;
-	ctx->line = 0;
-	ini_stop_on_first_error = true;
-	ini_allow_multiline = false;
-	ini_allow_inline_comments = false;
-	r = ini_parse_stream(reader, ctx, handler, ctx);
+	ctx->lr = &lr;
+	r = ini_parse_lines(&lr, handler, ctx);
+	ctx->lr = NULL;
 	if (r == 0)
 		return 0;
 	if (!ctx->failed) {
 		snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", path);
 		ctx->err->line = r > 0 ? r : 0;
-		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s",
-			 r > 0 ? "syntax error: expected [Section], Key=value or a comment (line at most 200 characters)"
-			       : "cannot read");
+		if (r > 0)
+			line_error(&lr, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
+		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
 	}
-	return r == -2 ? -ENOMEM : -EINVAL;
+	return r < 0 ? r : -EINVAL;
 }
 
 static int conf_filter(const struct dirent *de)
@@ -505,54 +575,69 @@ struct dropin_entry {
 struct dropin {
 	struct dropin_entry e[64];
 	size_t n;
+	int error;	/* why dropin_handler() stopped */
 };
+
+/*
+ * Record Section.Key=value in place of an earlier assignment of the same
+ * key (within a file the last one wins, so its meaning stays), else as a
+ * new entry. -E2BIG: the table is full, or a name or the value is longer
+ * than a line may be.
+ */
+static int dropin_put(struct dropin *d, const char *section, const char *key, const char *value)
+{
+	struct dropin_entry *e = NULL;
+
+	if (strlen(section) >= sizeof(e->section) || strlen(key) >= sizeof(e->key) ||
+	    strlen(key) + 1 + strlen(value) > CONF_LINE_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < d->n && !e; i++)
+		if (strcmp(d->e[i].section, section) == 0 && strcmp(d->e[i].key, key) == 0)
+			e = &d->e[i];
+	if (!e) {
+		if (d->n >= ELEMENTSOF(d->e))
+			return -E2BIG;
+		e = &d->e[d->n++];
+		strcpy(e->section, section);
+		strcpy(e->key, key);
+	}
+	strcpy(e->value, value);
+	return 0;
+}
 
 static int dropin_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct dropin *d = user;
 
-	if (d->n >= ELEMENTSOF(d->e))
-		return 0;
-	snprintf(d->e[d->n].section, sizeof(d->e[0].section), "%s", section);
-	snprintf(d->e[d->n].key, sizeof(d->e[0].key), "%s", name);
-	snprintf(d->e[d->n].value, sizeof(d->e[0].value), "%s", value);
-	d->n++;
-	return 1;
+	d->error = dropin_put(d, section, name, value);
+	return d->error == 0;
 }
 
 int coredam_dropin_set(const char *path, const char *section, const char *key, const char *value)
 {
 	_cleanup_free_ struct dropin *d = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
 	char buf[32768], dir[PATH_MAX], *base;
 	_cleanup_close_ int dfd = -1;
 	size_t o = 0;
-	bool done = false;
 	int r;
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	if (access(path, F_OK) == 0) {
-		ini_stop_on_first_error = true;
-		ini_allow_multiline = false;
-		ini_allow_inline_comments = false;
-		r = ini_parse(path, dropin_handler, d);
+	f = fopen(path, "re");
+	if (!f && errno != ENOENT)
+		return -errno;
+	if (f) {
+		struct line_reader lr = { .f = f };
+
+		r = ini_parse_lines(&lr, dropin_handler, d);
 		if (r != 0)
-			return r < 0 ? -EIO : -EINVAL;
+			return r < 0 ? r : d->error ?: -EINVAL;
 	}
-	for (size_t i = 0; i < d->n; i++)
-		if (strcmp(d->e[i].section, section) == 0 && strcmp(d->e[i].key, key) == 0) {
-			snprintf(d->e[i].value, sizeof(d->e[i].value), "%s", value);
-			done = true;
-		}
-	if (!done) {
-		if (d->n >= ELEMENTSOF(d->e))
-			return -E2BIG;
-		snprintf(d->e[d->n].section, sizeof(d->e[0].section), "%s", section);
-		snprintf(d->e[d->n].key, sizeof(d->e[0].key), "%s", key);
-		snprintf(d->e[d->n].value, sizeof(d->e[0].value), "%s", value);
-		d->n++;
-	}
+	r = dropin_put(d, section, key, value);
+	if (r < 0)
+		return r;
 	r = xsnprintf(buf, sizeof(buf), "# Written by coredamctl set --persist; edit freely.\n");
 	if (r < 0)
 		return r;

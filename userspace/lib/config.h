@@ -97,7 +97,10 @@ const char *coredam_mode_str(enum coredam_mode m);
 
 /*
  * Set Section.Key=value in the drop-in @path (created if missing),
- * keeping every other assignment in it; written atomically.
+ * keeping every other assignment in it (the last of each key; comments
+ * are dropped); written atomically. -EINVAL if @path does not parse,
+ * -E2BIG if the assignment would not fit on a line of its own or the file
+ * holds too many keys.
  */
 int coredam_dropin_set(const char *path, const char *section, const char *key, const char *value);
 

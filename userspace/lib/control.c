@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "control.h"
 #include "util.h"
@@ -123,6 +124,24 @@ int coredam_ctl_send(int fd, const char *text)
 	return 0;
 }
 
+/*
+ * Before closing a connection whose request was refused: read what the
+ * client already sent (bounded, without waiting). A Unix socket closed with
+ * unread data resets its peer, and the client would lose our answer.
+ */
+static void discard_input(int fd)
+{
+	char buf[4096];
+
+	for (size_t total = 0; total < 65536;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n <= 0)
+			break;
+		total += (size_t)n;
+	}
+}
+
 int coredam_ctl_accept(int listen_fd, int *ret_fd, uid_t *ret_uid)
 {
 	_cleanup_close_ int fd = -1;
@@ -136,6 +155,7 @@ int coredam_ctl_accept(int listen_fd, int *ret_fd, uid_t *ret_uid)
 		return -errno;
 	if (cred.uid != 0 && cred.uid != geteuid()) {
 		coredam_ctl_send(fd, "ERR permission denied: root only\n");
+		discard_input(fd);
 		*ret_uid = cred.uid;
 		return -EPERM;
 	}
@@ -146,14 +166,28 @@ int coredam_ctl_accept(int listen_fd, int *ret_fd, uid_t *ret_uid)
 
 int coredam_ctl_read_request(int fd, int timeout_ms, char *buf, size_t size)
 {
+	uint64_t deadline = now_usec(CLOCK_MONOTONIC) + (uint64_t)MAX(timeout_ms, 0) * 1000;
 	size_t o = 0;
 
+	if (size < 2)
+		return -ENOBUFS;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+		int wait = -1;
 		ssize_t n;
 		char *nl;
 
-		if (poll(&p, 1, timeout_ms) <= 0)
+		/* one deadline for the whole line: a trickling client does not extend it */
+		if (timeout_ms >= 0)
+			wait = now < deadline ? (int)((deadline - now + 999) / 1000) : 0;
+		n = poll(&p, 1, wait);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
 			return -ETIMEDOUT;
 		n = recv(fd, buf + o, size - 1 - o, 0);
 		if (n < 0) {
@@ -161,18 +195,62 @@ int coredam_ctl_read_request(int fd, int timeout_ms, char *buf, size_t size)
 				continue;
 			return -errno;
 		}
+		if (n == 0)
+			return o ? -EPROTO : -ECONNRESET;	/* cut off before its newline */
 		o += n;
 		buf[o] = '\0';
-		nl = strchr(buf, '\n');
+		nl = memchr(buf, '\n', o);
 		if (nl) {
+			if (memchr(buf, '\0', nl - buf))
+				return -EBADMSG;
 			*nl = '\0';
 			return 0;
 		}
-		if (n == 0)
-			return o ? 0 : -ECONNRESET;
 		if (o >= size - 1)
 			return -E2BIG;
 	}
+}
+
+/* The answer to a request that never reaches the caller. */
+static const char *refusal(int r)
+{
+	switch (r) {
+	case -E2BIG:
+		return "ERR request too long\n";
+	case -EPROTO:
+		return "ERR truncated request: no newline\n";
+	case -ENOENT:
+		return "ERR unknown setting (bandwidth read-bandwidth concurrency mode floor ceiling)\n";
+	case -ETIMEDOUT:
+	case -ECONNRESET:
+		return "ERR no request\n";
+	default:
+		return "ERR bad request (PING, STATUS, RELOAD, SET <name> <value>)\n";
+	}
+}
+
+int coredam_ctl_next_request(int listen_fd, int timeout_ms, int *ret_fd, struct coredam_ctl_request *ret,
+			     uid_t *ret_uid)
+{
+	char line[COREDAM_CTL_REQ_MAX + 2];
+	struct coredam_ctl_request q;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	r = coredam_ctl_accept(listen_fd, &fd, ret_uid);
+	if (r < 0)
+		return r;	/* -EPERM is answered by coredam_ctl_accept() */
+	r = coredam_ctl_read_request(fd, timeout_ms, line, sizeof(line));
+	if (r >= 0)
+		r = coredam_ctl_parse(line, &q);
+	if (r < 0) {
+		coredam_ctl_send(fd, refusal(r));
+		discard_input(fd);
+		return r;
+	}
+	*ret = q;
+	*ret_fd = take_fd(&fd);
+	return 0;
 }
 
 int coredam_ctl_call(const char *path, const char *request, char *buf, size_t size)

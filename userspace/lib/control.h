@@ -7,9 +7,10 @@
 
 /*
  * The control socket: a Unix stream socket, mode 0600, owned by root. One
- * request per connection: a single line of at most COREDAM_CTL_REQ_MAX
- * bytes; the answer is "OK" or "ERR <message>" on the first line, then
- * "key=value" lines, at most COREDAM_CTL_RESP_MAX bytes, then EOF.
+ * request per connection: a single line of less than COREDAM_CTL_REQ_MAX
+ * bytes ending in a newline, no NUL bytes; the answer is "OK" or
+ * "ERR <message>" on the first line, then "key=value" lines, at most
+ * COREDAM_CTL_RESP_MAX bytes, then EOF.
  *
  *   PING
  *   STATUS
@@ -43,9 +44,26 @@ int coredam_ctl_set_key(const char *name, const char **ret_section, const char *
 int coredam_ctl_listen(const char *path, int *ret_fd);
 /* accept() one client; -EPERM (after answering "ERR") if the peer is not allowed */
 int coredam_ctl_accept(int listen_fd, int *ret_fd, uid_t *ret_uid);
-/* Read one request line with a deadline (ms). */
+/*
+ * Read one request line, newline stripped, within @timeout_ms (one deadline
+ * for the whole line; < 0: none). -E2BIG: no newline within @size - 1
+ * bytes; -EPROTO: EOF before the newline (a truncated request); -EBADMSG:
+ * a NUL byte in the line; -ECONNRESET: EOF before any byte; -ETIMEDOUT.
+ */
 int coredam_ctl_read_request(int fd, int timeout_ms, char *buf, size_t size);
 int coredam_ctl_send(int fd, const char *text);
+
+/*
+ * The server's side of a connection up to a valid request: accept() a
+ * client on @listen_fd, check its peer credentials, read one request line
+ * within @timeout_ms and parse it. Whatever fails is answered with
+ * "ERR <why>" here and the connection closed, so that the caller only ever
+ * sees well-formed requests from allowed peers: *ret_fd is then the
+ * connection to answer and *ret the request. *ret_uid is set whenever the
+ * peer is known, -EPERM included. -EAGAIN: no client was waiting.
+ */
+int coredam_ctl_next_request(int listen_fd, int timeout_ms, int *ret_fd, struct coredam_ctl_request *ret,
+			     uid_t *ret_uid);
 
 /* Client: send @request, read the answer into @buf. */
 int coredam_ctl_call(const char *path, const char *request, char *buf, size_t size);

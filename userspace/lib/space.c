@@ -51,6 +51,12 @@ void coredam_admission_eval(const struct coredam_config *cfg, const struct cored
 	*ret = a;
 }
 
+/* @a + @b, or UINT64_MAX where that would wrap: no file is ever that long. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static int elf_need(int fd, uint64_t *ret)
 {
 	unsigned char ident[EI_NIDENT];
@@ -66,7 +72,11 @@ static int elf_need(int fd, uint64_t *ret)
 		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_type != ET_CORE ||
 		    eh.e_phentsize != sizeof(Elf64_Phdr))
 			return -EMEDIUMTYPE;
-		need = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
+		need = add_sat(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr));
+		if (need > INT64_MAX) {
+			*ret = UINT64_MAX; /* no file holds these headers */
+			return 0;
+		}
 		for (unsigned int i = 0; i < eh.e_phnum; i++) {
 			Elf64_Phdr ph;
 
@@ -74,7 +84,7 @@ static int elf_need(int fd, uint64_t *ret)
 				*ret = UINT64_MAX; /* headers themselves cut off */
 				return 0;
 			}
-			need = MAX(need, ph.p_offset + ph.p_filesz);
+			need = MAX(need, add_sat(ph.p_offset, ph.p_filesz));
 		}
 	} else if (ident[EI_CLASS] == ELFCLASS32) {
 		Elf32_Ehdr eh;

@@ -256,9 +256,14 @@ int parse_size(const char *s, uint64_t base, uint64_t *ret)
 		return -ERANGE;
 	v = whole * mult;
 	if (frac) {
+		uint64_t part;
+
 		if (mult == 1)
 			return -EINVAL; /* fractions of a byte */
-		v += (uint64_t)((double)frac / frac_div * mult);
+		part = (uint64_t)((double)frac / frac_div * mult);
+		if (part > UINT64_MAX - v)
+			return -ERANGE;
+		v += part;
 	}
 	*ret = v;
 	return 0;

@@ -180,3 +180,79 @@ TEST(config_format_roundtrip)
 	CHECK_EQ_INT(d.free_floor_bytes, c.free_floor_bytes);
 	CHECK_STREQ(d.cgroup, c.cgroup);
 }
+
+/* Write @len bytes, NULs included, to the temporary tree. */
+static void mkfile_bytes(const char *rel, const char *data, size_t len)
+{
+	FILE *f;
+
+	mkfile(rel, "");
+	f = fopen(tpath(rel), "w");
+	CHECK(f && fwrite(data, 1, len, f) == len);
+	if (f)
+		fclose(f);
+}
+
+TEST(config_long_lines_and_nul_bytes)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+	char text[400];
+	static const char nul[] = "[Agent]\nMode=fixed\0Mode=adaptive\n";
+
+	/* libinih reads a long line in pieces: the tail of a comment must not become an assignment */
+	snprintf(text, sizeof(text), "[Agent]\n# %0196d" "Mode=adaptive\n", 0);
+	expect_error(text, 2, "line too long (at most 198 characters");
+	/* 198 characters are fine */
+	snprintf(text, sizeof(text), "[Agent]\n# %0196d\nMode=adaptive\n", 0);
+	mkfile("ok.conf", text);
+	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+	/* so is a last line without its newline */
+	mkfile("ok.conf", "[Agent]\nMode=adaptive");
+	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+
+	/* a NUL byte would hide the rest of its line */
+	mkfile_bytes("nul.conf", nul, sizeof(nul) - 1);
+	CHECK(coredam_config_load(tpath("nul.conf"), NULL, &c, &e) == -EINVAL);
+	CHECK_EQ_INT(e.line, 2);
+	CHECK(strstr(e.msg, "NUL byte") != NULL);
+}
+
+TEST(config_dropin_set_keeps_meaning)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+	char text[2048], value[300], *s;
+	size_t o = 0;
+
+	/* more assignments than the editor keeps, but only a few keys: found by fuzz_config */
+	o += snprintf(text + o, sizeof(text) - o, "[Limits]\n");
+	for (int i = 0; i < 70; i++)
+		o += snprintf(text + o, sizeof(text) - o, "Concurrency=%d\n", i);
+	mkfile("c/coredam.conf.d/50-coredamctl.conf", text);
+	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "adaptive") == 0);
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK_EQ_INT(c.concurrency, 69);
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+
+	/* a value too long for a line is refused, the file left as it was */
+	s = slurp("c/coredam.conf.d/50-coredamctl.conf");
+	memset(value, 'a', sizeof(value) - 1);
+	value[0] = '/';
+	value[sizeof(value) - 1] = '\0';
+	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Devices", "Destination", value) ==
+	      -E2BIG);
+	{
+		char *t = slurp("c/coredam.conf.d/50-coredamctl.conf");
+
+		CHECK(s && t && strcmp(s, t) == 0);
+		free(t);
+	}
+	free(s);
+
+	/* a drop-in that does not parse is not rewritten */
+	mkfile("c/coredam.conf.d/50-coredamctl.conf", "[Limits]\nno equals here\n");
+	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "fixed") == -EINVAL);
+}

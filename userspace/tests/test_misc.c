@@ -83,7 +83,7 @@ TEST(metrics_output)
 	CHECK(coredam_metrics_write(tpath("nodir/metrics.prom"), buf) == -ENOENT);
 }
 
-static void write_core(const char *rel, size_t filesz, size_t truncate_to)
+static void write_core_at(const char *rel, uint64_t offset, uint64_t filesz, size_t truncate_to)
 {
 	unsigned char buf[4096] = { 0 };
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
@@ -98,7 +98,7 @@ static void write_core(const char *rel, size_t filesz, size_t truncate_to)
 	eh->e_phentsize = sizeof(*ph);
 	eh->e_phnum = 1;
 	ph->p_type = PT_LOAD;
-	ph->p_offset = 4096;
+	ph->p_offset = offset;
 	ph->p_filesz = filesz;
 	mkfile(rel, "");
 	f = fopen(tpath(rel), "w");
@@ -106,6 +106,11 @@ static void write_core(const char *rel, size_t filesz, size_t truncate_to)
 	for (size_t i = sizeof(buf); i < truncate_to; i++)
 		fputc(0, f);
 	fclose(f);
+}
+
+static void write_core(const char *rel, size_t filesz, size_t truncate_to)
+{
+	write_core_at(rel, 4096, filesz, truncate_to);
 }
 
 TEST(incomplete_cores_marked)
@@ -127,6 +132,18 @@ TEST(incomplete_cores_marked)
 	CHECK(access(tpath("cores/core.1"), F_OK) == 0);
 	CHECK(access(tpath("cores/notes.txt"), F_OK) == 0);
 	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 0); /* idempotent */
+}
+
+/* Headers claiming data beyond 2^64 bytes: incomplete, not wrapped around to "short". Found by fuzz_core. */
+TEST(incomplete_core_offsets_wrap)
+{
+	bool bad = false;
+	int dfd;
+
+	write_core_at("cores/core.1", UINT64_MAX - 255, 512, 4096);
+	dfd = open(tpath("cores"), O_RDONLY | O_DIRECTORY);
+	CHECK(coredam_core_incomplete(dfd, "core.1", &bad) == 0 && bad);
+	close(dfd);
 }
 
 TEST(dumps_from_proc)

@@ -28,8 +28,12 @@ TEST(parse_size_units)
 	CHECK(parse_size("10 M", 1024, &v) == -EINVAL);
 	CHECK(parse_size("1.5", 1024, &v) == -EINVAL);
 	CHECK(parse_size("99999999999T", 1024, &v) == -ERANGE);
+	/* the fraction must not wrap the result around: found by fuzz_units */
+	CHECK(parse_size("18446744073.999999G", 1000, &v) == -ERANGE);
+	CHECK(parse_size("18446744.9999T", 1000, &v) == -ERANGE);
 	CHECK(parse_size("10MB/s", 1024, &v) == -EINVAL);
 	CHECK(v == 7); /* untouched on failure */
+	CHECK(parse_size("18446744073.7G", 1000, &v) == 0 && v == 18446744073700000000ULL);
 }
 
 TEST(parse_duration_units)

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * What the agent reads from cgroupfs and procfs as text: io.max (whole
+ * files and single rules, as the kernel prints them or a user writes them),
+ * io.pressure and /proc/pressure/io, kernel.core_dump_stats,
+ * coredam-pipe's counters file, and cgroup paths from the configuration.
+ *
+ * Properties: a parsed io.max rule formats to a rule that parses back to
+ * itself; the pipe counters survive format and parse; a cgroup path that
+ * passes is absolute, not the root, without "." or ".." components.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "fuzz.h"
+#include "pipe.h"
+#include "psi.h"
+#include "sysctl.h"
+#include "util.h"
+
+static void check_rule(const struct coredam_io_limit *l)
+{
+	struct coredam_io_limit back;
+	char line[160];
+
+	FUZZ_CHECK(coredam_io_limit_format(l, line, sizeof(line)) > 0);
+	FUZZ_CHECK(coredam_io_limit_parse(line, &back) == 0);
+	FUZZ_CHECK(memcmp(&back, l, sizeof(back)) == 0);
+}
+
+static void check_io_max(const char *s)
+{
+	struct coredam_io_limit *v = NULL, l;
+	size_t n = 0;
+
+	if (coredam_io_max_parse(s, &v, &n) == 0) {
+		for (size_t i = 0; i < n; i++)
+			check_rule(&v[i]);
+		free(v);
+	}
+	memset(&l, 0, sizeof(l));
+	if (coredam_io_limit_parse(s, &l) == 0)
+		check_rule(&l);
+}
+
+static void check_pipe_stats(const char *s)
+{
+	struct coredam_pipe_stats st, back;
+	char buf[2048];
+
+	if (coredam_pipe_stats_parse(s, &st) < 0)
+		return;
+	FUZZ_CHECK(coredam_pipe_stats_format(&st, buf, sizeof(buf)) > 0);
+	FUZZ_CHECK(coredam_pipe_stats_parse(buf, &back) == 0);
+	FUZZ_CHECK(memcmp(&st, &back, sizeof(st)) == 0);
+}
+
+static void check_cg_path(const char *s)
+{
+	const char *p = s;
+
+	if (coredam_cg_path_valid(s) < 0)
+		return;
+	FUZZ_CHECK(s[0] == '/');
+	FUZZ_CHECK(strspn(s, "/") < strlen(s));
+	while (*p) {
+		size_t len;
+
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		FUZZ_CHECK(!(len == 1 && p[0] == '.'));
+		FUZZ_CHECK(!(len == 2 && p[0] == '.' && p[1] == '.'));
+		p += len;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_string(data, size);
+	struct coredam_psi psi;
+	struct coredam_stats st;
+
+	check_io_max(s);
+	if (coredam_psi_parse(s, &psi) == 0)
+		FUZZ_CHECK(!psi.has_full || strstr(s, "full"));
+	if (coredam_stats_parse(s, &st) == 0)
+		coredam_stats_consistent(&st);
+	check_pipe_stats(s);
+	check_cg_path(s);
+	free(s);
+	return 0;
+}

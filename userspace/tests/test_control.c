@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The control socket against hostile clients: whatever is malformed, cut
+ * off, too long, too slow or from another user is answered with "ERR" and
+ * never reaches the caller of coredam_ctl_next_request(), so it changes
+ * nothing; many clients at once are all served.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "config.h"
+#include "control.h"
+#include "test.h"
+#include "util.h"
+
+#define NOBODY 65534
+
+/* The server side of the tests: what coredamd does with a valid request. */
+struct server {
+	char path[200];
+	int fd;
+	struct coredam_config cfg;
+	unsigned int served, refused;
+};
+
+static void server_start(struct server *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->path, sizeof(s->path), "%s", tpath("ctl.sock"));
+	s->fd = -1;
+	CHECK(coredam_ctl_listen(s->path, &s->fd) == 0);
+	coredam_config_init(&s->cfg);
+}
+
+/* Serve one client; the result of coredam_ctl_next_request(). */
+static int server_step(struct server *s, int timeout_ms, uid_t *ret_uid)
+{
+	struct coredam_ctl_request q;
+	const char *section, *key;
+	char err[256];
+	uid_t uid = 0;
+	int fd = -1, r;
+
+	r = coredam_ctl_next_request(s->fd, timeout_ms, &fd, &q, &uid);
+	if (ret_uid)
+		*ret_uid = uid;
+	if (r < 0) {
+		if (r != -EAGAIN)
+			s->refused++;
+		return r;
+	}
+	s->served++;
+	if (q.cmd == COREDAM_CTL_SET) {
+		CHECK(coredam_ctl_set_key(q.name, &section, &key) == 0);
+		r = coredam_config_set(&s->cfg, section, key, q.value, err, sizeof(err));
+		coredam_ctl_send(fd, r < 0 ? "ERR bad value\n" : "OK\n");
+	} else {
+		coredam_ctl_send(fd, "OK\n");
+	}
+	close(fd);
+	return 0;
+}
+
+/* Wait for a client to queue up, then serve it. */
+static int server_serve(struct server *s, int timeout_ms, uid_t *ret_uid)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	if (poll(&p, 1, 5000) != 1)
+		return -ETIMEDOUT;
+	return server_step(s, timeout_ms, ret_uid);
+}
+
+/* The configuration as text, to see that nothing changed. */
+static void format_config(const struct coredam_config *c, char *buf, size_t size)
+{
+	CHECK(coredam_config_format(c, buf, size) > 0);
+}
+
+static int client_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Send @len bytes raw (no newline added) and half-close; the connected fd. */
+static int client_raw(const char *path, const void *req, size_t len)
+{
+	int fd = client_connect(path);
+
+	if (fd < 0)
+		return fd;
+	if (len && send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	shutdown(fd, SHUT_WR);
+	return fd;
+}
+
+/* Read what the server answered on @fd (after it closed its side) and close @fd. */
+static void client_answer(int fd, char *buf, size_t size)
+{
+	ssize_t n = read_full(fd, buf, size - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+}
+
+static void expect_refused(struct server *s, const void *req, size_t len, int want, const char *answer)
+{
+	char buf[256];
+	int fd, r;
+
+	fd = client_raw(s->path, req, len);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	r = server_serve(s, 500, NULL);
+	client_answer(fd, buf, sizeof(buf));
+	if (r != want || strncmp(buf, answer, strlen(answer)) != 0) {
+		fprintf(stderr, "  request \"%.40s\": %d \"%s\", expected %d \"%s...\"\n", (const char *)req, r, buf,
+			want, answer);
+		test_failed_checks++;
+	}
+}
+
+TEST(control_refuses_malformed_requests)
+{
+	struct server s;
+	char before[8192], after[8192], big[1000];
+	static const char nul[] = "SET bandwidth 1\0M\n";
+
+	server_start(&s);
+	format_config(&s.cfg, before, sizeof(before));
+
+	memset(big, '9', sizeof(big));
+	memcpy(big, "SET bandwidth ", 14);
+	/* oversized: with a newline after 300 bytes, and none at all */
+	big[300] = '\n';
+	expect_refused(&s, big, 301, -E2BIG, "ERR request too long");
+	expect_refused(&s, big, sizeof(big) - 1, -E2BIG, "ERR request too long");
+	big[300] = '9';
+	/* truncated: "SET bandwidth 2" of "SET bandwidth 20M\n" must not set 2 bytes/s */
+	expect_refused(&s, "SET bandwidth 2", 15, -EPROTO, "ERR truncated request");
+	expect_refused(&s, "", 0, -ECONNRESET, "ERR no request");
+	/* malformed */
+	expect_refused(&s, nul, sizeof(nul) - 1, -EBADMSG, "ERR bad request");
+	expect_refused(&s, "SET colour blue\n", 16, -ENOENT, "ERR unknown setting");
+	expect_refused(&s, "SET bandwidth\n", 14, -EINVAL, "ERR bad request");
+	expect_refused(&s, "SET bandwidth 1 2\n", 18, -EINVAL, "ERR bad request");
+	expect_refused(&s, "STATUS now\n", 11, -EINVAL, "ERR bad request");
+	expect_refused(&s, "\n", 1, -EINVAL, "ERR bad request");
+	expect_refused(&s, "\xff\xfe\x01\n", 4, -EINVAL, "ERR bad request");
+
+	CHECK_EQ_INT(s.served, 0);
+	CHECK_EQ_INT(s.refused, 11);
+	format_config(&s.cfg, after, sizeof(after));
+	CHECK_STREQ(after, before);
+
+	/* and a good request still goes through */
+	{
+		char buf[64];
+		int fd = client_raw(s.path, "SET bandwidth 20M\n", 18);
+
+		CHECK(server_serve(&s, 500, NULL) == 0);
+		client_answer(fd, buf, sizeof(buf));
+		CHECK_STREQ(buf, "OK\n");
+		CHECK_EQ_INT(s.cfg.write_bps, 20000000);
+	}
+	close(s.fd);
+}
+
+/* A client that sends nothing, or trickles bytes, gets one deadline in all. */
+TEST(control_slow_clients_time_out)
+{
+	struct server s;
+	char buf[64];
+	uint64_t t0;
+	pid_t pid;
+	int fd, status;
+
+	server_start(&s);
+	fd = client_connect(s.path);
+	CHECK(fd >= 0);
+	t0 = now_usec(CLOCK_MONOTONIC);
+	CHECK(server_serve(&s, 200, NULL) == -ETIMEDOUT);
+	CHECK(now_usec(CLOCK_MONOTONIC) - t0 < 2000000);
+	shutdown(fd, SHUT_WR);
+	client_answer(fd, buf, sizeof(buf));
+	CHECK_STREQ(buf, "ERR no request\n");
+
+	/* one byte every 50ms, never a newline: refused after the 300ms deadline, not later */
+	pid = fork();
+	if (pid == 0) {
+		int c = client_connect(s.path);
+
+		for (int i = 0; c >= 0 && i < 100; i++) {
+			if (send(c, "P", 1, MSG_NOSIGNAL) != 1)
+				break;
+			usleep(50000);
+		}
+		_exit(0);
+	}
+	t0 = now_usec(CLOCK_MONOTONIC);
+	CHECK(server_serve(&s, 300, NULL) == -ETIMEDOUT);
+	CHECK(now_usec(CLOCK_MONOTONIC) - t0 < 2000000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK_EQ_INT(s.served, 0);
+	close(s.fd);
+}
+
+/* A child that becomes nobody and sends @req: exit 0 if the answer starts with @want. */
+static pid_t spawn_nobody(const char *path, const char *req, const char *want)
+{
+	pid_t pid = fork();
+	char buf[128];
+	int fd;
+
+	if (pid != 0)
+		return pid;
+	if (setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+		_exit(3);
+	fd = client_connect(path);
+	if (fd < 0)
+		_exit(fd == -EACCES ? 2 : 4);
+	/* the server may have answered and closed already: the answer is still there to read */
+	send(fd, req, strlen(req), MSG_NOSIGNAL);
+	shutdown(fd, SHUT_WR);
+	client_answer(fd, buf, sizeof(buf));
+	_exit(strncmp(buf, want, strlen(want)) == 0 ? 0 : 1);
+}
+
+static int exit_code(pid_t pid)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST(control_refuses_other_users)
+{
+	struct server s;
+	char before[8192], after[8192];
+	uid_t uid = 0;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "  skipped: needs root to become uid %d\n", NOBODY);
+		return;
+	}
+	server_start(&s);
+	format_config(&s.cfg, before, sizeof(before));
+
+	/* the socket's mode 0600 keeps others out before the server sees them */
+	CHECK(chmod(tmp_root(), 0711) == 0);
+	CHECK_EQ_INT(exit_code(spawn_nobody(s.path, "SET bandwidth 1\n", "ERR")), 2);
+
+	/* with the mode opened up, SO_PEERCRED still refuses them */
+	CHECK(chmod(s.path, 0666) == 0);
+	pid = spawn_nobody(s.path, "SET bandwidth 1\n", "ERR permission denied");
+	CHECK(server_serve(&s, 1000, &uid) == -EPERM);
+	CHECK_EQ_INT(uid, NOBODY);
+	CHECK_EQ_INT(exit_code(pid), 0);
+
+	CHECK_EQ_INT(s.served, 0);
+	format_config(&s.cfg, after, sizeof(after));
+	CHECK_STREQ(after, before);
+	close(s.fd);
+}
+
+#define N_CLIENTS 48
+
+/* Every fourth client is hostile; the others set concurrency or ping. */
+static int many_client(const char *path, int i)
+{
+	char req[64], buf[256];
+	int r;
+
+	if (i % 4 == 3) {
+		char big[600];
+		int fd;
+
+		memset(big, 'A', sizeof(big));
+		fd = client_raw(path, big, sizeof(big));
+		if (fd < 0)
+			return 1;
+		client_answer(fd, buf, sizeof(buf));
+		return strcmp(buf, "ERR request too long\n") == 0 ? 0 : 1;
+	}
+	if (i % 2)
+		snprintf(req, sizeof(req), "PING");
+	else
+		snprintf(req, sizeof(req), "SET concurrency %d", 100 + i);
+	r = coredam_ctl_call(path, req, buf, sizeof(buf));
+	return r > 0 && strcmp(buf, "OK\n") == 0 ? 0 : 1;
+}
+
+TEST(control_many_clients_at_once)
+{
+	struct server s;
+	pid_t pids[N_CLIENTS];
+	uint64_t deadline;
+	int failed = 0;
+
+	server_start(&s);
+	for (int i = 0; i < N_CLIENTS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(many_client(s.path, i));
+		CHECK(pids[i] > 0);
+	}
+	deadline = now_usec(CLOCK_MONOTONIC) + 20000000;
+	while (s.served + s.refused < N_CLIENTS && now_usec(CLOCK_MONOTONIC) < deadline)
+		server_serve(&s, 1000, NULL);
+	for (int i = 0; i < N_CLIENTS; i++)
+		failed += exit_code(pids[i]) != 0;
+	CHECK_EQ_INT(failed, 0);
+	CHECK_EQ_INT(s.served, N_CLIENTS - N_CLIENTS / 4);
+	CHECK_EQ_INT(s.refused, N_CLIENTS / 4);
+	/* the SETs were applied one at a time, each whole */
+	CHECK(s.cfg.concurrency >= 100 && s.cfg.concurrency < 100 + N_CLIENTS && s.cfg.concurrency % 2 == 0);
+	close(s.fd);
+}
