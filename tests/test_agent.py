@@ -131,6 +131,12 @@ knobs > $RESULTS/knobs.after
     assert c["completed"] == 8 and c["admitted"] == 8 and c["unmoved"] == 0
     assert c["bytes"] >= 8 * (MB << 20)
     assert "coredump.slice" in res.text("status.txt")
+    # one end record per dump, each with the bytes the dump had written
+    ends = [dict(w.split("=", 1) for w in line.split() if "=" in w)
+            for line in res.text("agent.log").splitlines() if "event=dump-end" in line]
+    assert len(ends) == 8, res.text("agent.log")
+    assert all(0 < int(e["bytes"]) <= (MB + 1) << 20 for e in ends), ends
+    assert all(e["outcome"] in ("completed", "ended") for e in ends), ends
 
     # a clean shutdown puts back what was there before the agent
     assert res.text("agent.rc").strip() == "0"
@@ -229,3 +235,89 @@ echo $rc > $RESULTS/strict.rc
     assert "kernel lacks the coredam patches" in res.text("doctor-strict.txt")
     assert res.text("strict.rc").strip() == "4"
     assert "core_cgroup" in res.text("strict.log")
+
+
+SPACE_CONF = CONF.replace("FreeSpaceFloor=100M", "FreeSpaceFloor=200M")
+
+
+def test_space_guard_skips_below_the_floor_and_lets_go_above(agent_boot):
+    """A 400 MB destination with a 200 MB floor: a first storm takes it
+    below the floor; while below, a second storm is skipped (at most one
+    dump gets through) and counted; every core on disk is whole; once space
+    is freed the guard lets go and a third storm is kept."""
+    res = agent_boot("""
+dd if=/dev/zero of=/scratch/fill bs=1M count=140 2>/dev/null; sync
+start_agent
+storm 4 16 /tmp/s1
+i=0; until grep -q event=space-low $RESULTS/agent.log; do
+    i=$((i + 1)); [ $i -lt 100 ] || { echo "no space-low"; exit 1; }; sleep 0.1; done
+knobs > $RESULTS/knobs.low
+cat $K/core_dump_stats > $RESULTS/stats.1
+mkdir -p /scratch/cores/b && echo /scratch/cores/b/core.%p > $K/core_pattern
+storm 4 16 /tmp/s2
+cat $K/core_dump_stats > $RESULTS/stats.2
+ctl status --json > $RESULTS/status.low.json
+rm -f /scratch/fill; sync
+i=0; until grep -q event=space-ok $RESULTS/agent.log; do
+    i=$((i + 1)); [ $i -lt 100 ] || { echo "no space-ok"; exit 1; }; sleep 0.1; done
+mkdir -p /scratch/cores/c && echo /scratch/cores/c/core.%p > $K/core_pattern
+storm 2 16 /tmp/s3
+cat $K/core_dump_stats > $RESULTS/stats.3
+checkcores /scratch/cores/core.* /scratch/cores/b/core.* /scratch/cores/c/core.* > $RESULTS/cores.json
+ls -lR /scratch/cores > $RESULTS/ls.txt
+stop_agent
+""", conf=SPACE_CONF, disk_mb=400, timeout=900)
+    log = res.text("agent.log")
+    assert "event=space-low" in log and "event=space-ok" in log, log
+    low = knobs(res.text("knobs.low"))
+    assert low["core_max_concurrency"] == "1" and low["core_max_waiting"] == "1", low
+    s1, s2, s3 = ([int(x) for x in res.text(f"stats.{n}").split()] for n in (1, 2, 3))
+
+    def skipped(s):
+        return s[6] + s[7] + s[8]
+
+    # the second storm, below the floor: at most one dump through, the rest
+    # skipped and counted
+    through = s2[4] - s1[4]
+    assert through <= 1 and skipped(s2) - skipped(s1) == 4 - through, (s1, s2)
+    # the third, above it again: all kept
+    assert s3[4] - s2[4] == 2 and skipped(s3) == skipped(s2), (s2, s3)
+    # the counters add up, and no core on disk is partial
+    assert s3[2] == s3[4] + s3[5] + skipped(s3), s3
+    cores = res.json_lines("cores.json")
+    assert all(c["valid"] and c["complete"] for c in cores), cores
+    assert len(cores) == s3[4], (len(cores), s3, res.text("ls.txt"))
+    st = json.loads(res.text("status.low.json"))
+    assert st["agent"]["running"]
+
+
+ADAPTIVE_CONF = CONF.replace("[Agent]\n", "[Agent]\nMode=adaptive\n") + """\
+[Adaptive]
+Floor=10M
+Ceiling=30M
+ConcurrencyFloor=1
+ConcurrencyCeiling=1
+"""
+
+
+def test_set_reaches_the_adaptive_bounds(agent_boot):
+    """In adaptive mode `set concurrency-floor/-ceiling` move the bounds
+    and the kernel's limit follows at once; a floor above the ceiling is
+    refused and changes nothing."""
+    res = agent_boot("""
+start_agent
+cat $K/core_max_concurrency > $RESULTS/conc.start
+rc=0; ctl set concurrency-floor 3 > $RESULTS/bad.txt 2>&1 || rc=$?
+echo "rc=$rc" >> $RESULTS/bad.txt
+cat $K/core_max_concurrency > $RESULTS/conc.bad
+ctl set concurrency-ceiling 4
+ctl set concurrency-floor 3
+cat $K/core_max_concurrency > $RESULTS/conc.raised
+ctl status --json > $RESULTS/status.json
+stop_agent
+""", conf=ADAPTIVE_CONF)
+    assert res.text("conc.start").strip() == "1"
+    bad = res.text("bad.txt")
+    assert "rc=0" not in bad and "above" in bad, bad
+    assert res.text("conc.bad").strip() == "1"
+    assert res.text("conc.raised").strip() == "3"

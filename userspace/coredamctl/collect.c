@@ -64,7 +64,7 @@ static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 		close(cgfd);
 	}
 
-	r = coredam_dumps_list(&c->roots, s->kern.core_cgroup && s->core_cgroup[0] ? s->cgroup : "", &s->dumps,
+	r = coredam_dumps_list(&c->roots, s->kern.core_cgroup && s->core_cgroup[0] ? s->core_cgroup : "", &s->dumps,
 			       &s->n_dumps);
 	if (r < 0)
 		return r;

@@ -15,6 +15,7 @@ void ctl_usage(FILE *f)
 		"  watch [--interval=TIME]       live view with a progress line per dump\n"
 		"  set [--persist] NAME VALUE    change a setting in the running agent\n"
 		"                                NAME: bandwidth read-bandwidth concurrency mode floor ceiling\n"
+		"                                      concurrency-floor concurrency-ceiling\n"
 		"  doctor                        check what the feature needs and say what to fix\n\n"
 		"Options:\n"
 		"  -c, --config=FILE      configuration file (default /etc/coredam/coredam.conf)\n"

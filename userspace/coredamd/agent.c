@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 
 #include "agent.h"
 #include "cgroup.h"
@@ -50,6 +51,45 @@ int agent_check_kernel(struct agent *a)
 		log_error("RequireKernelSupport=yes in the configuration and the kernel lacks support: exiting");
 		return -EOPNOTSUPP;
 	}
+	return 0;
+}
+
+/*
+ * Under systemd the dump cgroup is a slice whose children are units
+ * (systemd-coredump's workers): a cgroup with children that use
+ * controllers may hold no process itself, so the kernel's moves go to a
+ * leaf below it. KernelLeaf=auto picks NAME-kernel.slice for NAME.slice
+ * when systemd runs the machine (a nested slice, created empty here or by
+ * coredump-kernel.slice), else none.
+ */
+static int setup_kernel_leaf(struct agent *a)
+{
+	char leaf[256] = "";
+	int fd, r;
+
+	if (strcmp(a->cfg.kernel_leaf, "auto") == 0) {
+		size_t l = strlen(a->cfg.cgroup);
+		const char *base = strrchr(a->cfg.cgroup, '/') + 1;
+
+		if (sd_booted() > 0 && l > 6 && strcmp(a->cfg.cgroup + l - 6, ".slice") == 0)
+			snprintf(leaf, sizeof(leaf), "%.*s-kernel.slice", (int)(strlen(base) - 6), base);
+	} else if (strcmp(a->cfg.kernel_leaf, "none") != 0) {
+		snprintf(leaf, sizeof(leaf), "%s", a->cfg.kernel_leaf);
+	}
+	if (!leaf[0]) {
+		snprintf(a->kernel_path, sizeof(a->kernel_path), "%s", a->cg_path);
+		return 0;
+	}
+	r = xsnprintf(a->kernel_path, sizeof(a->kernel_path), "%s/%s", a->cg_path, leaf);
+	if (r < 0)
+		return r;
+	r = coredam_cg_open(a->cgroot_fd, a->kernel_path, true, &fd);
+	if (r < 0) {
+		log_error("cannot create cgroup %s%s: %s", a->roots.cgroup, a->kernel_path, strerror(-r));
+		return r;
+	}
+	close(fd);
+	log_info("dumping tasks go to the leaf %s event=kernel-leaf", a->kernel_path);
 	return 0;
 }
 
@@ -103,6 +143,9 @@ int agent_setup_cgroup(struct agent *a)
 		return r;
 	}
 	snprintf(a->cg_path, sizeof(a->cg_path), "%s", a->cfg.cgroup);
+	r = setup_kernel_leaf(a);
+	if (r < 0)
+		return r;
 	if (a->events_fd >= 0)
 		close(a->events_fd);
 	a->events_fd = openat(a->cg_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
@@ -200,6 +243,33 @@ int agent_apply_io(struct agent *a)
 	if (r < 0)
 		log_error("cannot write %s%s/io.max: %s", a->roots.cgroup, a->cg_path, strerror(-r));
 	return r;
+}
+
+/*
+ * Does io.max hold the budget for every device? Something else may write
+ * it: systemd does when it starts coredump.slice or on daemon-reload.
+ */
+bool agent_io_in_force(struct agent *a)
+{
+	_cleanup_free_ struct coredam_io_limit *cur = NULL;
+	size_t n = 0;
+
+	if (coredam_cg_read_io_max(a->cg_fd, &cur, &n) < 0)
+		return true;	/* cannot tell; agent_apply_io() would fail the same way */
+	for (size_t i = 0; i < a->n_devs; i++) {
+		struct coredam_io_limit want = {
+			.wbps = a->budget.wbps, .rbps = a->cfg.read_bps,
+			.wiops = a->cfg.write_iops, .riops = a->cfg.read_iops,
+		}, have = { 0 };	/* no line: no limit */
+
+		for (size_t j = 0; j < n; j++)
+			if (cur[j].major == a->devs[i].major && cur[j].minor == a->devs[i].minor)
+				have = cur[j];
+		if (have.wbps != want.wbps || have.rbps != want.rbps || have.wiops != want.wiops ||
+		    have.riops != want.riops)
+			return false;
+	}
+	return true;
 }
 
 static int write_u32(struct agent *a, const char *name, uint32_t v)
@@ -319,9 +389,9 @@ int agent_apply_sysctls(struct agent *a, bool first)
 	if (r < 0)
 		return r;
 	if (a->kern.core_cgroup) {
-		r = coredam_sysctl_write(&a->roots, "kernel.core_cgroup", a->cfg.cgroup);
+		r = coredam_sysctl_write(&a->roots, "kernel.core_cgroup", a->kernel_path);
 		if (r < 0) {
-			log_error("cannot write %s/sys/kernel/core_cgroup=%s: %s%s", a->roots.proc, a->cfg.cgroup,
+			log_error("cannot write %s/sys/kernel/core_cgroup=%s: %s%s", a->roots.proc, a->kernel_path,
 				  strerror(-r),
 				  r == -EBUSY ? " (the cgroup has controllers enabled in its own cgroup.subtree_control)" : "");
 			return r;
@@ -423,6 +493,11 @@ int agent_set(struct agent *a, const char *name, const char *value, char *err, s
 	if (cfg.ceiling_bps && cfg.floor_bps > cfg.ceiling_bps) {
 		snprintf(err, errsize, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")", cfg.floor_bps,
 			 cfg.ceiling_bps);
+		return -EINVAL;
+	}
+	if (cfg.concurrency_floor > cfg.concurrency_ceiling) {
+		snprintf(err, errsize, "concurrency floor (%u) would be above concurrency ceiling (%u)",
+			 cfg.concurrency_floor, cfg.concurrency_ceiling);
 		return -EINVAL;
 	}
 	if (cfg.mode == COREDAM_MODE_ADAPTIVE && cfg.floor_bps == 0) {

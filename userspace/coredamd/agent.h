@@ -56,6 +56,7 @@ struct agent {
 	struct coredam_kernel_support kern;
 	int cgroot_fd, cg_fd;
 	char cg_path[PATH_MAX];
+	char kernel_path[PATH_MAX];	/* kernel.core_cgroup: cg_path or a leaf under it */
 
 	char core_pattern[4096];
 	struct coredam_core_pattern cp;
@@ -101,6 +102,7 @@ int agent_check_kernel(struct agent *a);
 int agent_setup_cgroup(struct agent *a);
 void agent_resolve_devices(struct agent *a);
 int agent_apply_io(struct agent *a);
+bool agent_io_in_force(struct agent *a);
 int agent_apply_sysctls(struct agent *a, bool first);
 int agent_apply_admission(struct agent *a);
 void agent_restore(struct agent *a);

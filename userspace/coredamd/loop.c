@@ -38,7 +38,7 @@ void track_dumps(struct agent *a)
 	if (!a->kern.core_dump_stats && coredam_pipe_stats_as_kernel(a->roots.state, &st) == 0)
 		have_st = a->stats_from_pipe = true;
 
-	if (coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->cg_path : "", &v, &n) < 0)
+	if (coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n) < 0)
 		return;
 	for (size_t i = 0; i < a->n_dumps; i++)
 		a->dumps[i].seen = false;
@@ -228,6 +228,10 @@ static void tick(struct agent *a)
 	    strcmp(pat, a->core_pattern) != 0) {
 		log_info("core_pattern changed to \"%s\": resolving devices again event=core-pattern-changed", pat);
 		agent_resolve_devices(a);
+		agent_apply_io(a);
+	} else if (!agent_io_in_force(a)) {
+		log_info("io.max of %s was changed by someone else: writing the budget again event=io-max-restored",
+			 a->cg_path);
 		agent_apply_io(a);
 	}
 	track_dumps(a);

@@ -47,6 +47,7 @@ static const struct key keys[] = {
 	K("Agent", "ControlSocket", T_PATH, control_socket, "/run/coredam/control.sock"),
 	K("Agent", "Interval", T_DURATION, interval_usec, "1s"),
 	K("Cgroup", "Path", T_CGROUP, cgroup, "/coredump.slice"),
+	K("Cgroup", "KernelLeaf", T_STRING, kernel_leaf, "auto"),
 	K("Cgroup", "MemoryHigh", T_SIZE, memory_high, "256M"),
 	K("Devices", "Destination", T_DESTINATION, destination, "auto"),
 	K("Devices", "Devices", T_STRING, devices, ""),
@@ -466,6 +467,11 @@ static int cross_check(struct parse_ctx *ctx)
 	if (c->ceiling_bps && c->floor_bps > c->ceiling_bps) {
 		o = origin_of(ctx, "Floor") ?: origin_of(ctx, "Ceiling");
 		msg = "[Adaptive] Floor= is above Ceiling=";
+	} else if (c->kernel_leaf[0] && (strchr(c->kernel_leaf, '/') || strpbrk(c->kernel_leaf, " \t") ||
+					 !strcmp(c->kernel_leaf, ".") || !strcmp(c->kernel_leaf, "..") ||
+					 strlen(c->kernel_leaf) >= 200)) {
+		o = origin_of(ctx, "KernelLeaf");
+		msg = "[Cgroup] KernelLeaf= must be auto, none or the name of one child cgroup";
 	} else if (c->concurrency_floor > c->concurrency_ceiling) {
 		o = origin_of(ctx, "ConcurrencyFloor") ?: origin_of(ctx, "ConcurrencyCeiling");
 		msg = "[Adaptive] ConcurrencyFloor= is above ConcurrencyCeiling=";

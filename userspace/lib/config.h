@@ -27,6 +27,7 @@ struct coredam_config {
 
 	/* [Cgroup] */
 	char cgroup[PATH_MAX];
+	char kernel_leaf[1024];		/* "auto", "none" or a child of cgroup */
 	uint64_t memory_high;
 
 	/* [Devices] */

@@ -19,6 +19,8 @@ static const struct {
 	{ "mode", "Agent", "Mode" },
 	{ "floor", "Adaptive", "Floor" },
 	{ "ceiling", "Adaptive", "Ceiling" },
+	{ "concurrency-floor", "Adaptive", "ConcurrencyFloor" },
+	{ "concurrency-ceiling", "Adaptive", "ConcurrencyCeiling" },
 };
 
 int coredam_ctl_set_key(const char *name, const char **ret_section, const char **ret_key)
@@ -220,7 +222,7 @@ static const char *refusal(int r)
 	case -EPROTO:
 		return "ERR truncated request: no newline\n";
 	case -ENOENT:
-		return "ERR unknown setting (bandwidth read-bandwidth concurrency mode floor ceiling)\n";
+		return "ERR unknown setting (bandwidth read-bandwidth concurrency mode floor ceiling concurrency-floor concurrency-ceiling)\n";
 	case -ETIMEDOUT:
 	case -ECONNRESET:
 		return "ERR no request\n";
