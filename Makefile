@@ -21,7 +21,7 @@ GUEST_PROGS  := crasher corecheck probe pipewriter crashtime stormer
 PYTEST_ARGS  ?=
 
 .PHONY: all deps userspace install guest kernel kernel-stock kernel-patched kernel-debug \
-	compile-check selftests initramfs check test test-unit test-vm test-debug test-storm demo bench bench-defaults clean
+	compile-check selftests initramfs check test test-unit test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
 
 all: deps userspace guest
 
@@ -37,8 +37,31 @@ $(GUEST_BIN)/%: tests/guest/%.c tests/guest/pattern.h | deps
 	@mkdir -p $(GUEST_BIN)
 	$(CC) $(GUEST_CFLAGS) -o $@ $<
 
+# DESTDIR and PREFIX as usual; systemd units, the sysctl.d file and the
+# systemd-coredump drop-in go where systemd and systemd-sysctl look for
+# packaged ones; cgconfig.conf and the systemd-coredump sysctl file are
+# examples (docs/deployment.md says when to use them).
+PREFIX     ?= /usr
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCTLDIR  ?= $(PREFIX)/lib/sysctl.d
+DATADIR    ?= $(PREFIX)/share
+EXAMPLEDIR ?= $(DATADIR)/doc/coredam/examples
+SUBST = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+	-e 's|@SYSTEMD_SYSCTL@|$(PREFIX)/lib/systemd/systemd-sysctl|g'
+
 install: userspace
 	@$(MAKE) --no-print-directory -C userspace install
+	install -d $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(SYSCTLDIR) \
+		$(DESTDIR)$(DATADIR)/coredam $(DESTDIR)$(EXAMPLEDIR)
+	install -m 0644 configs/systemd/coredump.slice configs/systemd/coredump-kernel.slice $(DESTDIR)$(UNITDIR)/
+	for u in coredamd.service coredam-sysctl.service; do \
+		$(SUBST) configs/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
+	install -m 0644 configs/systemd/systemd-coredump@.service.d/coredam.conf \
+		$(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d/coredam.conf
+	install -m 0644 configs/sysctl.d/60-coredam.conf $(DESTDIR)$(SYSCTLDIR)/
+	install -m 0644 configs/sysctl-cgroup.conf $(DESTDIR)$(DATADIR)/coredam/
+	install -m 0644 configs/sysctl.d/61-coredam-systemd-coredump.conf configs/cgconfig.conf \
+		configs/coredam.conf $(DESTDIR)$(EXAMPLEDIR)/
 
 kernel: kernel-stock kernel-patched
 
@@ -63,7 +86,11 @@ initramfs: all selftests
 check test-unit: all
 	@if [ -f userspace/Makefile ]; then $(MAKE) --no-print-directory -C userspace check; fi
 
-test-vm: kernel initramfs
+# the Debian 12 guest with systemd (debootstrap once, cached under build/rootfs)
+rootfs: all
+	@scripts/mkrootfs.sh $(BUILD)/rootfs/debian.img
+
+test-vm: kernel initramfs rootfs
 	$(PYTHON) -m pytest -v -rs tests $(PYTEST_ARGS)
 
 # the kernel series' VM tests again, on the kernel with every checker on
@@ -73,6 +100,10 @@ test-debug: kernel-debug initramfs
 # only the crash storms (16 x 64 MB, about 5 minutes; also part of test-vm)
 test-storm: kernel initramfs
 	$(PYTHON) -m pytest -v -rs -s tests/test_storm.py $(PYTEST_ARGS)
+
+# only the systemd integration tests (also part of test-vm)
+test-systemd: kernel rootfs
+	$(PYTHON) -m pytest -v -rs -s tests/test_systemd.py $(PYTEST_ARGS)
 
 test: test-unit compile-check test-vm test-debug
 

@@ -22,6 +22,7 @@ echo "nobody:x:65534:65534:nobody:/:/bin/false" >> "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 
 install -m 0755 "$top/tests/guest/init" "$root/init"
+install -m 0755 "$top/tests/guest/runjob" "$root/lib/coredam/runjob"
 install -m 0644 "$top/tests/guest/lib.sh" "$root/lib/coredam/lib.sh"
 for p in "$guest_bin"/*; do
 	[[ -f $p && -x $p ]] && install -m 0755 "$p" "$root/bin/"

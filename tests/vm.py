@@ -5,7 +5,10 @@
                sysctls={"kernel.core_pattern": "/scratch/core.%p"})
     res.rc, res.output, res.console, res.results_dir
 
-The guest is the busybox initramfs from scripts/mkinitramfs.sh. The job
+The guest is the busybox initramfs from scripts/mkinitramfs.sh, or, with
+rootfs=ROOTFS, the Debian 12 image from scripts/mkrootfs.sh booted with
+systemd as PID 1 (the root is a snapshot: nothing a job does to it stays).
+The job
 goes in on a disk with serial "coredam-job" (a tar: run.sh, sysctls, the
 files asked for) and comes back on a disk with serial "coredam-results"
 (a tar of $RESULTS with the job's exit status in rc). Nothing is read from
@@ -33,6 +36,7 @@ TOP = Path(__file__).resolve().parent.parent
 BUILD = TOP / "build"
 KERNELS = BUILD / "kernels"
 INITRAMFS = BUILD / "initramfs.cpio.gz"
+ROOTFS = BUILD / "rootfs" / "debian.img"
 LOGS = BUILD / "vm-logs"
 
 # Lines that mean the kernel is unhappy even when the job finished.
@@ -166,15 +170,17 @@ def _clock_args():
 def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
          timeout=600, mem="3G", smp=2, disk_mb=4096,
          disk_bps_write=40_000_000, disk_bps_read=None, results_mb=256,
-         scratch=True, cmdline="", name=None, check_splat=True):
+         scratch=True, cmdline="", name=None, check_splat=True, rootfs=None):
     """Boot `kernel`, run `script` (busybox sh, `set -e`) in the guest.
 
     Returns a Result; raises GuestPanic, GuestTimeout or GuestKernelSplat
     when the guest gave no result or the kernel complained.
     """
     kpath = kernel_path(kernel, config)
-    if not INITRAMFS.exists():
+    if rootfs is None and not INITRAMFS.exists():
         raise FileNotFoundError(f"{INITRAMFS} missing: run 'make initramfs'")
+    if rootfs is not None and not Path(rootfs).exists():
+        raise FileNotFoundError(f"{rootfs} missing: run 'make rootfs'")
     name = name or os.environ.get("PYTEST_CURRENT_TEST", "vm").split(" ")[0]
     log_dir = LOGS / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     shutil.rmtree(log_dir, ignore_errors=True)
@@ -196,16 +202,23 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
             if disk_bps_read:
                 throttle += f",throttling.bps-read={disk_bps_read}"
             drives.insert(0, ("coredam-scratch", img, throttle.strip(",")))
+        if rootfs is not None:
+            # first, so that it is /dev/vda; QEMU keeps the writes elsewhere
+            drives.insert(0, ("coredam-root", Path(rootfs).resolve(), "snapshot=on"))
+            boot_args = ["-append"]
+            init = "root=/dev/vda rw rootfstype=ext4 init=/lib/systemd/systemd"
+        else:
+            boot_args = ["-initrd", str(INITRAMFS), "-append"]
+            init = "rdinit=/init"
 
         console = log_dir / "console.log"
         append = ("console=ttyS0 panic=-1 panic_on_warn=1 oops=panic "
-                  f"rdinit=/init {_clock_args()} {cmdline}").strip()
+                  f"{init} {_clock_args()} {cmdline}").strip()
         cmd = ["qemu-system-x86_64", "-accel", _accel(),
                "-smp", str(smp), "-m", mem, "-no-reboot",
                "-display", "none", "-monitor", "none",
                "-serial", f"file:{console}",
-               "-kernel", str(kpath), "-initrd", str(INITRAMFS),
-               "-append", append]
+               "-kernel", str(kpath)] + boot_args + [append]
         for i, (serial, path, opts) in enumerate(drives):
             spec = f"if=none,id=d{i},file={path},format=raw,cache=unsafe"
             if opts:

@@ -1,0 +1,89 @@
+#!/bin/bash
+# Build the Debian 12 guest that boots with systemd as PID 1, for the
+# systemd integration tests: a minimal debootstrap root with systemd,
+# systemd-coredump and cgroup-tools, the project installed into it with
+# `make install DESTDIR=...`, the test programs, and a unit that runs the
+# job the host hands in (tests/guest/runjob) and reboots.
+#
+#   scripts/mkrootfs.sh OUT.img
+#
+# The debootstrap tree is cached in build/rootfs/base-HASH (HASH of this
+# script's package list and suite), so only the first run downloads; the
+# project layer is installed afresh on a copy every time, and OUT.img is an
+# ext4 image made from it with mkfs.ext4 -d (no loop mounts).
+# DEBIAN_MIRROR overrides the archive (default http://deb.debian.org/debian).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: $0 OUT.img}
+suite=bookworm
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+packages=systemd,systemd-sysv,systemd-coredump,cgroup-tools,procps,e2fsprogs
+# units that only slow a test boot down or wait for hardware the guest lacks
+mask=(apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service
+      fstrim.timer getty@tty1.service serial-getty@ttyS0.service systemd-timesyncd.service
+      systemd-networkd.service systemd-networkd-wait-online.service)
+
+hash=$(printf '%s\n' "$suite" "$packages" | sha256sum | cut -c1-12)
+base=$top/build/rootfs/base-$hash
+if [[ ! -f $base/.complete ]]; then
+	echo "mkrootfs: debootstrap $suite ($packages) from $mirror"
+	rm -rf "$base" "$base.tmp"
+	mkdir -p "$(dirname "$base")"
+	if ! debootstrap --variant=minbase --include="$packages" "$suite" "$base.tmp" "$mirror" \
+		> "$top/build/rootfs/debootstrap.log" 2>&1; then
+		echo "mkrootfs: debootstrap failed; see build/rootfs/debootstrap.log:" >&2
+		tail -20 "$top/build/rootfs/debootstrap.log" >&2
+		exit 1
+	fi
+	rm -rf "$base.tmp"/var/cache/apt/archives/*.deb "$base.tmp"/var/lib/apt/lists/*
+	mv "$base.tmp" "$base"
+	touch "$base/.complete"
+fi
+
+root=$(mktemp -d "$top/build/rootfs/root.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+cp -a "$base/." "$root/"
+rm -f "$root/.complete"
+
+# the project, as a package would install and enable it
+make --no-print-directory -C "$top" install DESTDIR="$root" PREFIX=/usr > /dev/null
+chroot "$root" systemctl enable --quiet coredump.slice coredam-sysctl.service coredamd.service
+
+# the test programs and the job runner
+install -d "$root/lib/coredam" "$root/usr/local/bin" "$root/job" "$root/results" "$root/scratch"
+install -m 0644 "$top/tests/guest/lib.sh" "$root/lib/coredam/lib.sh"
+install -m 0755 "$top/tests/guest/runjob" "$root/lib/coredam/runjob"
+for p in "$top"/build/guest/*; do
+	[[ -f $p && -x $p ]] && install -m 0755 "$p" "$root/usr/local/bin/"
+done
+cat > "$root/etc/systemd/system/coredam-job.service" <<'UNIT'
+[Unit]
+Description=Run the coredam test job and hand back its results
+After=multi-user.target
+
+[Service]
+Type=oneshot
+Environment=REBOOT=systemd
+ExecStart=/lib/coredam/runjob
+StandardOutput=journal+console
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
+ln -sf ../coredam-job.service "$root/etc/systemd/system/multi-user.target.wants/coredam-job.service"
+for u in "${mask[@]}"; do
+	ln -sf /dev/null "$root/etc/systemd/system/$u"
+done
+echo coredam-guest > "$root/etc/hostname"
+echo "/dev/vda / ext4 rw,noatime 0 1" > "$root/etc/fstab"
+# the journal on tmpfs only: nothing to flush at the forced reboot
+mkdir -p "$root/etc/systemd/journald.conf.d"
+printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/coredam-test.conf"
+
+size_mb=$(( $(du -sm "$root" | cut -f1) + 256 ))
+rm -f "$out.tmp"
+mkfs.ext4 -q -F -L coredam-root -E lazy_itable_init=0,lazy_journal_init=0 \
+	-d "$root" "$out.tmp" "${size_mb}M"
+mv "$out.tmp" "$out"

@@ -1,0 +1,359 @@
+"""coredam under a real systemd: the Debian 12 guest (scripts/mkrootfs.sh)
+booted on the patched kernel with systemd as PID 1, the project installed
+with `make install` and its units enabled as a package would.
+
+- coredamd.service reaches ready and reports the slice's cgroup and io.max;
+  the boot-time sysctl.d values hold before and after it.
+- a storm with a file core_pattern: every core complete, written from
+  coredump.slice; the agent follows the core_pattern change to the disk.
+- systemd-coredump with the drop-in: more crashes at once (20) than its
+  old limit of 16, every one in `coredumpctl list`, its workers in coredump.slice, and
+  the probe's fdatasync latency with and without the agent's setup.
+- cgconfigparser builds the same cgroup from configs/cgconfig.conf.
+- restarting the service mid-storm loses nothing; a broken reload keeps the
+  old configuration.
+"""
+
+import json
+import os
+
+import vm
+
+KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
+# where the kernel moves dumping tasks under systemd: a leaf of the slice
+LEAF = "/coredump.slice/coredump-kernel.slice"
+
+LIB = r"""
+. /lib/coredam/lib.sh
+export SYSTEMD_PAGER= SYSTEMD_COLORS=0
+majmin() { cat /sys/block/${1#/dev/}/dev; }
+# wait_for CMD...: until CMD succeeds (at most 60 s)
+wait_for() {
+    i=0
+    until "$@" >/dev/null 2>&1; do
+        i=$((i + 1)); [ $i -lt 600 ] || { echo "timed out: $*"; return 1; }
+        sleep 0.1
+    done
+}
+agent_log() { journalctl -b -u coredamd --no-pager -o cat > $RESULTS/agent.log || true; }
+conf() {
+    mkdir -p /etc/coredam/coredam.conf.d
+    cat > /etc/coredam/coredam.conf.d/50-test.conf
+}
+# the probe as a foreground service in its own slice, the crashers in theirs
+start_probe() {
+    mkdir -p /scratch/probe
+    systemd-run --quiet --unit=probe --slice=probe.slice \
+        /usr/local/bin/probe -d /scratch/probe -o $RESULTS/probe.txt -i 50 -s /tmp/stop-probe
+}
+stop_probe() {
+    touch /tmp/stop-probe
+    wait_for sh -c '! systemctl is-active -q probe'
+}
+# crash N MB: N processes of MB MiB crash at once, from crashers.slice;
+# returns when the last has been reaped (systemd-run --wait needs D-Bus,
+# which the minimal guest does not have; systemctl talks to systemd directly)
+crash() {
+    systemd-run --quiet --slice=crashers.slice --unit=storm \
+        /usr/local/bin/stormer -n $1 -m $2 -o $RESULTS/storm.txt
+    i=0
+    while systemctl is-active -q storm; do
+        i=$((i + 1)); [ $i -lt 6000 ] || { echo "storm did not end"; return 1; }
+        sleep 0.2
+    done
+    grep -q '^end' $RESULTS/storm.txt
+}
+"""
+
+
+def boot(script, timeout=1200, **kw):
+    res = vm.boot(LIB + script, kernel=KERNEL, rootfs=vm.ROOTFS, timeout=timeout,
+                  mem=kw.pop("mem", "3G"), **kw)
+    log = res.text("agent.log") if res.path("agent.log").exists() else ""
+    assert res.rc == 0, res.output + "\n--- agent log ---\n" + log
+    return res
+
+
+def kv(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def io_rule(text, majmin):
+    for line in text.splitlines():
+        dev, *rest = line.split()
+        if dev == majmin:
+            return dict(x.split("=") for x in rest)
+    return None
+
+
+def io_written(text, majmin):
+    rule = io_rule(text, majmin)
+    return int(rule["wbytes"]) if rule else 0
+
+
+def test_service_ready_status_and_boot_sysctls():
+    res = boot(r"""
+systemctl show -p ActiveState -p SubState -p Type -p StatusText -p ControlGroup coredamd \
+    > $RESULTS/show.txt
+for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
+         core_writeback_window core_pipe_limit; do
+    echo "$k=$(cat /proc/sys/kernel/$k)"
+done > $RESULTS/knobs.boot
+root=$(findmnt -no SOURCE /); echo $(majmin $root) > $RESULTS/root.majmin
+conf <<'EOF'
+[Limits]
+WriteBandwidth=12M
+[Space]
+FreeSpaceFloor=20M
+EOF
+systemctl reload coredamd
+wait_for grep -q wbps=12000000 /sys/fs/cgroup/coredump.slice/io.max
+coredamctl status --json > $RESULTS/status.json
+coredamctl status > $RESULTS/status.txt
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
+systemd-analyze security coredamd.service --no-pager > $RESULTS/security.txt 2>&1 || true
+systemctl stop coredamd
+for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
+         core_writeback_window; do
+    echo "$k=$(cat /proc/sys/kernel/$k)"
+done > $RESULTS/knobs.stopped
+agent_log
+""")
+    show = kv(res.text("show.txt"))
+    assert show["ActiveState"] == "active" and show["SubState"] == "running", show
+    assert show["Type"] == "notify"
+    assert show["StatusText"], "coredamd sent no STATUS="
+    # before the agent changed anything, the packaged sysctl.d values hold
+    boot_knobs = kv(res.text("knobs.boot"))
+    assert boot_knobs["core_cgroup"] == LEAF, boot_knobs
+
+    status = json.loads(res.text("status.json"))
+    assert status["agent"]["running"] and status["kernel"]["supported"]
+    assert status["cgroup"] == "/coredump.slice"
+    root = res.text("root.majmin").strip()
+    assert io_rule(res.text("io.max"), root)["wbps"] == "12000000", res.text("io.max")
+    assert root in res.text("status.txt") or "12" in res.text("status.txt")
+    # a stopped agent leaves the boot-time values: dumps stay queued and moved
+    stopped = kv(res.text("knobs.stopped"))
+    assert stopped == {"core_cgroup": LEAF, "core_max_concurrency": "2",
+                       "core_max_waiting": "64", "core_wait_timeout_ms": "0",
+                       "core_writeback_window": "1024"}, stopped
+    score = [line for line in res.text("security.txt").splitlines() if "Overall exposure" in line]
+    print("systemd-analyze security coredamd.service:", score)
+    assert score, res.text("security.txt")
+
+
+def test_file_pattern_storm_follows_core_pattern():
+    res = boot(r"""
+conf <<'EOF'
+[Limits]
+WriteBandwidth=20M
+Concurrency=2
+[Space]
+FreeSpaceFloor=100M
+EOF
+systemctl reload coredamd
+mkdir -p /scratch/cores
+echo /scratch/cores/core.%p > /proc/sys/kernel/core_pattern
+m=$(majmin $SCRATCH_DEV); echo $m > $RESULTS/scratch.majmin
+# the agent follows the new core_pattern to the scratch disk
+wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
+cat /proc/sys/kernel/core_cgroup > $RESULTS/core_cgroup
+crash 8 16
+sync
+for f in /scratch/cores/core.*; do corecheck $f >> $RESULTS/cores.json || true; done
+cat /sys/fs/cgroup/coredump.slice/io.stat > $RESULTS/io.stat
+cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats
+coredamctl status --json > $RESULTS/status.json
+agent_log
+""")
+    m = res.text("scratch.majmin").strip()
+    assert io_rule(res.text("io.max"), m)["wbps"] == "20000000", res.text("io.max")
+    assert res.text("core_cgroup").strip() == LEAF
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 8 and all(c["valid"] and c["complete"] for c in cores), cores
+    stats = [int(x) for x in res.text("stats").split()]
+    started, admitted, completed, failed, unmoved = stats[2], stats[3], stats[4], stats[5], stats[10]
+    assert started == admitted == completed == 8 and failed == 0 and unmoved == 0, stats
+    # every byte of the cores was written from coredump.slice
+    assert io_written(res.text("io.stat"), m) >= 8 * (16 << 20), res.text("io.stat")
+
+
+COREDUMP_STORM = r"""
+# systemd-coredump's own store limit is 10% of the file system: room for all
+mkdir -p /etc/systemd/coredump.conf.d
+printf '[Coredump]\nMaxUse=3G\n' > /etc/systemd/coredump.conf.d/50-test.conf
+mkdir -p /scratch/coredump
+mount --bind /scratch/coredump /var/lib/systemd/coredump
+m=$(majmin $SCRATCH_DEV); echo $m > $RESULTS/scratch.majmin
+{setup}
+cat /proc/sys/kernel/core_pipe_limit > $RESULTS/pipe_limit
+start_probe
+sleep 8
+(while [ ! -e /tmp/stop-watch ]; do
+    ls /sys/fs/cgroup/coredump.slice/ | grep systemd-coredump@ >> $RESULTS/workers.txt || true
+    sleep 0.5
+ done) &
+crash {n} {mb}
+# until every core is listed and no worker runs (at most 10 minutes)
+deadline=$(( $(now_ms) + 600000 ))
+while [ "$(coredumpctl list --no-legend -q 2>/dev/null | grep -c stormer)" -lt {n} ] \
+      || systemctl list-units --no-legend 'systemd-coredump@*' | grep -q running; do
+    [ $(now_ms) -lt $deadline ] || {{ echo "cores missing after 10 minutes"; break; }}
+    echo "listed: $(coredumpctl list --no-legend -q 2>/dev/null | grep -c stormer) of {n}"
+    sleep 2
+done
+sync
+now_ms > $RESULTS/synced
+sleep 2
+touch /tmp/stop-watch
+stop_probe
+coredumpctl list --no-legend -q --no-pager > $RESULTS/list.txt || true
+# two of the cores, decompressed and checked page by page
+for pid in $(grep '^crash' $RESULTS/storm.txt | head -2 | cut -d' ' -f2); do
+    coredumpctl dump $pid -o /scratch/check.core >/dev/null 2>&1 && corecheck /scratch/check.core >> $RESULTS/cores.json
+    rm -f /scratch/check.core
+done
+cat /sys/fs/cgroup/coredump.slice/io.stat > $RESULTS/io.stat
+cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats
+agent_log
+"""
+
+# the drop-in alone: workers in coredump.slice with the slice's io.max
+# pointed at the disk the cores go to, systemd's core_pipe_limit lifted,
+# and none of the kernel's coredam knobs (no queue, no move, no window)
+DROPIN_ONLY = r"""
+systemctl stop coredamd
+systemctl set-property --runtime coredump.slice "IOWriteBandwidthMax=/var/lib/systemd/coredump 10M"
+cp /usr/share/doc/coredam/examples/61-coredam-systemd-coredump.conf /etc/sysctl.d/
+/usr/lib/systemd/systemd-sysctl
+printf '' > /proc/sys/kernel/core_cgroup
+echo 0 > /proc/sys/kernel/core_max_concurrency
+echo 0 > /proc/sys/kernel/core_max_waiting
+echo 0 > /proc/sys/kernel/core_writeback_window
+"""
+
+# the recommended setup: the drop-in, the sysctl, and coredamd (fixed budget)
+WITH_AGENT = r"""
+cp /usr/share/doc/coredam/examples/61-coredam-systemd-coredump.conf /etc/sysctl.d/
+/usr/lib/systemd/systemd-sysctl
+conf <<'EOF'
+[Limits]
+WriteBandwidth=10M
+Concurrency=2
+[Space]
+FreeSpaceFloor=100M
+EOF
+systemctl reload coredamd
+wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
+"""
+
+
+def coredump_storm(setup, name, n=20, mb=16):
+    res = boot(COREDUMP_STORM.format(setup=setup, n=n, mb=mb), timeout=1800,
+               name=f"systemd-coredump-{name}")
+    times = dict(line.split()[:2] for line in res.text("storm.txt").splitlines()
+                 if not line.startswith("crash"))
+    prep, start = int(times["prep"]), int(times["start"])
+    synced = int(res.text("synced"))
+    samples = vm.read_probe(res.path("probe.txt"))
+    t0 = samples[0][0]
+    idle = vm.latency_stats([l for t, l in samples if t0 + 1000 <= t < prep])
+    storm = vm.latency_stats([l for t, l in samples if start <= t <= synced])
+    print(f"\nsystemd-coredump, {name}: {n} x {mb} MB, idle p99 {idle['p99']:.1f} ms "
+          f"max {idle['max']:.1f} ms; storm p99 {storm['p99']:.1f} ms max {storm['max']:.1f} ms; "
+          f"last core {(synced - start) / 1000:.1f} s")
+    return res, idle, storm
+
+
+def check_coredumps(res, n):
+    listed = [line for line in res.text("list.txt").splitlines() if "stormer" in line]
+    assert len(listed) == n, res.text("list.txt")
+    assert all("present" in line for line in listed), listed
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 2 and all(c["valid"] and c["complete"] for c in cores), cores
+    # the per-crash workers ran in coredump.slice and wrote under its io.max
+    assert "systemd-coredump@" in res.text("workers.txt")
+    m = res.text("scratch.majmin").strip()
+    assert io_written(res.text("io.stat"), m) > 0, res.text("io.stat")
+
+
+def test_systemd_coredump_dropin_alone():
+    """What the drop-in does by itself, without the kernel's queue, move
+    and window (numbers in docs/deployment.md): every core kept past the
+    old limit of 16, workers in the slice."""
+    res, idle, storm = coredump_storm(DROPIN_ONLY, "dropin-only")
+    assert res.text("pipe_limit").strip() == "0"
+    check_coredumps(res, 20)
+
+
+def test_systemd_coredump_recommended_setup():
+    """The recommended setup keeps every core and the probe near idle."""
+    res, idle, storm = coredump_storm(WITH_AGENT, "recommended")
+    check_coredumps(res, 20)
+    stats = [int(x) for x in res.text("stats").split()]
+    assert stats[2] == stats[3] == stats[4] == 20 and stats[5] == 0, stats
+    assert storm["p99"] <= 2 * idle["p99"] + 10, (idle, storm)
+
+
+def test_cgconfigparser_builds_the_cgroup():
+    res = boot(r"""
+systemctl stop coredamd
+m=$(majmin $SCRATCH_DEV); echo $m > $RESULTS/scratch.majmin
+sed "s/\"8:0 /\"$m /" /usr/share/doc/coredam/examples/cgconfig.conf > /tmp/cgconfig.conf
+cgconfigparser -l /tmp/cgconfig.conf > $RESULTS/cgconfigparser.log 2>&1
+echo $? > $RESULTS/cgconfigparser.rc
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
+cat /sys/fs/cgroup/coredump.slice/memory.high > $RESULTS/memory.high
+""", cmdline="systemd.mask=coredump.slice systemd.mask=coredam-sysctl.service "
+             "systemd.mask=coredamd.service")
+    assert res.text("cgconfigparser.rc").strip() == "0", res.text("cgconfigparser.log")
+    m = res.text("scratch.majmin").strip()
+    assert io_rule(res.text("io.max"), m)["wbps"] == "10000000", res.text("io.max")
+    assert int(res.text("memory.high")) == 256 << 20
+
+
+def test_restart_mid_storm_and_broken_reload():
+    res = boot(r"""
+conf <<'EOF'
+[Limits]
+WriteBandwidth=10M
+Concurrency=1
+[Space]
+FreeSpaceFloor=100M
+EOF
+systemctl reload coredamd
+mkdir -p /scratch/cores
+echo /scratch/cores/core.%p > /proc/sys/kernel/core_pattern
+m=$(majmin $SCRATCH_DEV)
+wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
+crash 10 16 &
+storm=$!
+sleep 4
+systemctl restart coredamd
+sleep 3
+systemctl stop coredamd
+sleep 2
+systemctl start coredamd
+wait $storm
+sync
+for f in /scratch/cores/core.*; do corecheck $f >> $RESULTS/cores.json || true; done
+cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats
+# a broken drop-in: reload keeps the running configuration
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max.before
+printf '[Limits]\nWriteBandwidth=fast\n' > /etc/coredam/coredam.conf.d/90-broken.conf
+systemctl reload coredamd
+sleep 2
+systemctl is-active coredamd > $RESULTS/active.txt
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max.after
+agent_log
+""")
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 10 and all(c["valid"] and c["complete"] for c in cores), cores
+    stats = [int(x) for x in res.text("stats").split()]
+    assert stats[2] == stats[3] == stats[4] == 10 and stats[5] == 0 and stats[10] == 0, stats
+    assert res.text("active.txt").strip() == "active"
+    assert res.text("io.max.after") == res.text("io.max.before")
+    log = res.text("agent.log")
+    assert "event=reload-failed" in log and "90-broken.conf" in log, log
