@@ -1,0 +1,246 @@
+"""Faults and hostile input on the patched kernel with coredamd: the disk
+filling up mid-storm, the agent SIGKILLed again and again, 200 crashes
+against a queue cap of 8, the knobs written at random while dumps run, and
+a root process in a user namespace. Each asserts what an operator would:
+no core the policy keeps is lost, no partial core looks whole, the
+counters add up, the kernel log stays clean (the harness fails a test on
+any WARN, BUG, lockdep or hung-task report). docs/reliability.md lists
+what was tried and what happened."""
+
+import json
+import os
+
+from test_agent import CONF, agent_boot, knobs  # noqa: F401  (fixture)
+from test_kernel_series import STATS, check_invariants, run  # noqa: F401  (fixture)
+
+KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
+
+
+def stats(text):
+    return dict(zip(STATS, (int(x) for x in text.split())))
+
+
+def test_disk_fills_mid_storm(agent_boot):
+    """8 cores of 32 MB onto a 200 MB file system with the space guard off:
+    the dumps that hit ENOSPC end, are counted as failed, and their cores
+    are renamed NAME.incomplete; every core left under its own name is
+    whole; the agent keeps running."""
+    conf = CONF.replace("FreeSpaceFloor=100M", "FreeSpaceFloor=0").replace(
+        "WriteBandwidth=10M", "WriteBandwidth=40M")
+    res = agent_boot("""
+start_agent
+storm 8 32
+# MarkIncomplete renames once nothing is writing (at most 20 s)
+i=0; until grep -q event=incomplete-marked $RESULTS/agent.log || [ $i -ge 100 ]; do
+    i=$((i + 1)); sleep 0.2; done
+ls -l /scratch/cores > $RESULTS/ls.txt
+for f in /scratch/cores/*; do corecheck $f >> $RESULTS/cores.json || true; done
+cat $K/core_dump_stats > $RESULTS/stats
+df -k /scratch > $RESULTS/df.txt
+ctl status --json > $RESULTS/status.json
+stop_agent
+""", conf=conf, disk_mb=200, timeout=900)
+    s = stats(res.text("stats"))
+    check_invariants(s)
+    assert s["failed"] >= 1, (s, res.text("df.txt"))
+    assert s["completed"] + s["failed"] == 8, s
+    cores = res.json_lines("cores.json")
+    whole = [c for c in cores if not c["file"].endswith(".incomplete")]
+    marked = [c for c in cores if c["file"].endswith(".incomplete")]
+    # a core under its own name is whole; the marked ones are not
+    assert all(c["valid"] and c["complete"] for c in whole), whole
+    assert not any(c.get("complete") for c in marked), marked
+    assert len(whole) == s["completed"], (res.text("ls.txt"), s)
+    assert 1 <= len(marked) <= s["failed"], (res.text("ls.txt"), s)
+    assert "event=incomplete-marked" in res.text("agent.log")
+    assert json.loads(res.text("status.json"))["agent"]["running"]
+    assert res.text("agent.rc").strip() == "0"
+
+
+def test_agent_sigkilled_at_20_points(agent_boot):
+    """20 dumps of 4 MB, one at a time at 10 MB/s (8 s in all); the agent
+    is SIGKILLed 20 times at random moments and started again: every core
+    is kept whole, the counters are exact, and the last clean shutdown
+    puts back the values from before the first start."""
+    conf = CONF.replace("Concurrency=2", "Concurrency=1")
+    res = agent_boot("""
+knobs > $RESULTS/knobs.before
+start_agent
+(storm 20 4 /tmp/s1) &
+storm_pid=$!
+n=0
+while [ $n -lt 20 ]; do
+    sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 6 + 1 ))
+    kill -KILL $(cat /tmp/agent.pid)
+    wait $(cat /tmp/agent.pid) 2>/dev/null || true
+    echo "$(now_ms) $(cat $K/core_dump_stats)" >> $RESULTS/kills.txt
+    start_agent
+    n=$((n + 1))
+done
+wait $storm_pid
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+cat $K/core_dump_stats > $RESULTS/stats
+stop_agent
+knobs > $RESULTS/knobs.after
+""", conf=conf, timeout=900)
+    kills = res.text("kills.txt").splitlines()
+    assert len(kills) == 20
+    # the kills fell while dumps were in flight, not after the storm
+    assert sum(1 for k in kills if stats(" ".join(k.split()[1:]))["completed"] < 20) >= 10, kills
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 20 and all(c["valid"] and c["complete"] for c in cores), cores
+    s = stats(res.text("stats"))
+    check_invariants(s)
+    assert s["started"] == s["admitted"] == s["completed"] == 20 and s["failed"] == 0, s
+    assert knobs(res.text("knobs.after")) == knobs(res.text("knobs.before"))
+
+
+def test_200_crashes_against_a_queue_cap_of_8(agent_boot):
+    """A 8 MB process crashes every 20 ms, 200 in all, against one dump at
+    a time and 8 waiting: the dumps beyond the cap are skipped at once and
+    counted exactly, so the memory held by crashed processes stays bounded
+    (without the cap all 200 would wait: 1.6 GB)."""
+    conf = CONF.replace("Concurrency=2", "Concurrency=1").replace("QueueCap=32", "QueueCap=8")
+    res = agent_boot("""
+mkdir -p /sys/fs/cgroup/crashers
+start_agent
+stormer -n 200 -m 8 -p 20 -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt
+while [ "$(set -- $(cat $K/core_dump_stats); echo $1$2)" != 00 ]; do sleep 0.2; done
+cat /sys/fs/cgroup/crashers/memory.peak > $RESULTS/peak
+cat $K/core_dump_stats > $RESULTS/stats
+ls /scratch/cores | wc -l > $RESULTS/ncores
+stop_agent
+""", conf=conf, timeout=1200, mem="3G")
+    s = stats(res.text("stats"))
+    check_invariants(s)
+    assert s["started"] == 200, s
+    assert s["skipped_full"] == 200 - s["admitted"] and s["skipped_full"] > 100, s
+    assert s["completed"] == s["admitted"] and s["failed"] == 0, s
+    assert int(res.text("ncores")) == s["completed"]
+    dumped = [line for line in res.text("storm.txt").splitlines()
+              if line.startswith("crash") and line.split()[4] == "1"]
+    assert len(dumped) == s["completed"], (len(dumped), s)
+    peak = int(res.text("peak"))
+    assert peak < 40 * (8 << 20), f"crashers held {peak >> 20} MB"
+    print(f"\n200 crashes, cap 8: {s['completed']} kept, {s['skipped_full']} skipped, "
+          f"crashers' memory peak {peak >> 20} MB")
+
+
+def expected(value):
+    """What a knob reads back after `value` was accepted (base 0, as the
+    kernel's integer parser takes it)."""
+    return str(int(value.strip(), 0))
+
+
+def test_knobs_written_at_random_during_a_storm(run):
+    """Two writers throw random numbers and strings at every knob while 8
+    dumps run; then, with the dumps still running, a checker writes one
+    random value at a time and reads it back: an accepted value reads back
+    as written, a refused one leaves the old value. Afterwards the counters
+    add up and every core kept is whole."""
+    res = run(r"""
+mkdir -p /sys/fs/cgroup/dump
+echo "$(cat /sys/block/${SCRATCH_DEV#/dev/}/dev) wbps=10000000" > /sys/fs/cgroup/dump/io.max
+echo /dump > $K/core_cgroup
+echo /scratch/core.%p > $K/core_pattern
+KNOBS="core_max_concurrency core_max_waiting core_wait_timeout_ms core_writeback_window"
+rnd() { od -An -N4 -tu4 /dev/urandom | tr -d ' '; }
+value() {
+    case $(( $(rnd) % 8 )) in
+    0) echo $(( $(rnd) % 5 ));;
+    1) rnd;;
+    2) echo -$(rnd);;
+    3) echo 99999999999999999999;;
+    4) echo abc;;
+    5) echo " $(( $(rnd) % 100 ))";;
+    6) echo 0x10;;
+    7) echo "";;
+    esac
+}
+fuzz() {
+    while [ ! -e /tmp/stop ]; do
+        for k in $KNOBS; do (value > $K/$k) 2>/dev/null || true; done
+        (echo /nope$(rnd) > $K/core_cgroup) 2>/dev/null || true
+    done
+}
+(storm 8 16 /tmp/s1) & storm_pid=$!
+fuzz & f1=$!
+fuzz & f2=$!
+sleep 6
+touch /tmp/stop; wait $f1 $f2 || true
+kill -0 $storm_pid && echo running > $RESULTS/storm.running
+n=0
+while [ $n -lt 60 ]; do
+    for k in core_max_waiting core_wait_timeout_ms core_writeback_window; do
+        v=$(value)
+        prev=$(cat $K/$k)
+        if (printf '%s' "$v" > $K/$k) 2>/dev/null; then rc=ok; else rc=refused; fi
+        echo "$k|$prev|$v|$rc|$(cat $K/$k)" >> $RESULTS/checks.txt
+    done
+    n=$((n + 1))
+done
+echo 0 > $K/core_wait_timeout_ms; echo 0 > $K/core_max_waiting; echo 0 > $K/core_max_concurrency
+wait $storm_pid
+while [ "$(set -- $(cat $K/core_dump_stats); echo $1$2)" != 00 ]; do sleep 0.2; done
+cat $K/core_dump_stats > $RESULTS/stats
+checkcores /scratch/core.* > $RESULTS/cores.json
+echo "core_cgroup=$(cat $K/core_cgroup)" > $RESULTS/cgroup
+""", timeout=900)
+    assert res.path("storm.running").exists(), "the dumps were over before the checks"
+    s = stats(res.text("stats"))
+    check_invariants(s)
+    cores = res.json_lines("cores.json")
+    assert len(cores) == s["completed"] and all(c["valid"] and c["complete"] for c in cores)
+    assert s["started"] == 8 and s["completed"] + s["failed"] + s["skipped_full"] + \
+        s["skipped_timeout"] + s["skipped_killed"] == 8, s
+    assert res.text("cgroup").strip() == "core_cgroup=/dump"
+    accepted = refused = 0
+    for line in res.text("checks.txt").splitlines():
+        knob, prev, value, rc, readback = line.split("|")
+        if rc == "ok" and value.strip():
+            accepted += 1
+            assert readback == expected(value), line
+        else:
+            refused += rc == "refused"
+            assert readback == prev, line
+    assert accepted >= 20 and refused >= 20, (accepted, refused)
+
+
+def test_root_in_a_user_namespace(run):
+    """Root in a new user namespace (a container's root) can change none of
+    the knobs, and its own dumps still go through the queue into the dump
+    cgroup. (A new cgroup namespace is covered by the kselftest: busybox's
+    unshare has no -C.)"""
+    res = run(r"""
+mkdir -p /sys/fs/cgroup/dump
+echo /dump > $K/core_cgroup
+echo 1 > $K/core_max_concurrency
+echo /scratch/core.%p > $K/core_pattern
+cat > /tmp/inside.sh <<'SH'
+for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
+         core_writeback_window; do
+    v=5; [ $k = core_cgroup ] && v=/
+    if (echo $v > /proc/sys/kernel/$k) 2>/dev/null; then echo "$k changed"; else echo "$k refused"; fi
+done
+id -u
+crasher -m 8 || true
+SH
+unshare -U -r sh /tmp/inside.sh > $RESULTS/inside.txt
+for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
+         core_writeback_window; do echo "$k=$(cat $K/$k)"; done > $RESULTS/values
+cat $K/core_dump_stats > $RESULTS/stats
+checkcores /scratch/core.* > $RESULTS/cores.json
+cat /sys/fs/cgroup/dump/io.stat > $RESULTS/io.stat
+""", timeout=300)
+    inside = res.text("inside.txt").split()
+    assert inside.count("refused") == 5 and "changed" not in inside, inside
+    assert "0" in inside  # it was root in there
+    values = dict(line.split("=", 1) for line in res.text("values").splitlines())
+    assert values == {"core_cgroup": "/dump", "core_max_concurrency": "1",
+                      "core_max_waiting": "0", "core_wait_timeout_ms": "0",
+                      "core_writeback_window": "1024"}, values
+    s = stats(res.text("stats"))
+    assert s["started"] == s["admitted"] == s["completed"] == 1 and s["unmoved"] == 0, s
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 1 and cores[0]["complete"], cores
+    assert "wbytes=" in res.text("io.stat")
