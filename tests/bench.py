@@ -16,7 +16,6 @@ figure is the median over the repetitions; the plots show the first.
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -300,7 +299,7 @@ def main():
           f"Command: `make bench` (BENCH_REPEAT={reps}); revision {rev}; "
           f"{elapsed / 60:.0f} min. Figures are medians over {reps} repetition(s); "
           f"plots show the first.",
-          f"Machine: {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()} host; "
+          f"Machine: {os.cpu_count()} CPUs ({cpu}); "
           f"guests under QEMU TCG, 2 vCPUs, ext4 on a virtio disk throttled to 40 MB/s.",
           "", "## Setups", ""]
     md += [f"- `{s.name}`: {s.describe}" for s in SETUPS if s.name in setups]
