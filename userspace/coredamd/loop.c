@@ -179,9 +179,14 @@ static void mark_incomplete(struct agent *a)
 
 	if (!a->cfg.mark_incomplete || !a->dest_known || !a->have_last_stats)
 		return;
-	if (a->last_stats.v[COREDAM_STAT_FAILED] > a->failed_seen)
+	/*
+	 * Every dump that ended, not only those counted failed: the ELF
+	 * writer reports success once its notes are collected, so a core cut
+	 * short by ENOSPC or a write error is counted completed.
+	 */
+	if (a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED] > a->failed_seen)
 		a->incomplete_pending = true;
-	a->failed_seen = a->last_stats.v[COREDAM_STAT_FAILED];
+	a->failed_seen = a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED];
 	/* only once nothing is writing: a core being written is short by design */
 	if (!a->incomplete_pending || a->last_stats.v[COREDAM_STAT_ACTIVE] != 0)
 		return;

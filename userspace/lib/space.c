@@ -123,6 +123,11 @@ int coredam_core_incomplete(int dirfd, const char *name, bool *ret)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EMEDIUMTYPE;
+	if (st.st_size == 0) {
+		/* created for a core that never got its first byte (ENOSPC) */
+		*ret = true;
+		return 0;
+	}
 	r = elf_need(fd, &need);
 	if (r < 0)
 		return r;

@@ -126,6 +126,14 @@ TEST(incomplete_cores_marked)
 	CHECK(coredam_core_incomplete(dfd, "core.1", &bad) == 0 && !bad);
 	CHECK(coredam_core_incomplete(dfd, "core.2", &bad) == 0 && bad);
 	CHECK(coredam_core_incomplete(dfd, "notes.txt", &bad) == -EMEDIUMTYPE);
+	{
+		int efd = openat(dfd, "core.empty", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		CHECK(efd >= 0);
+		close(efd);
+		CHECK(coredam_core_incomplete(dfd, "core.empty", &bad) == 0 && bad);
+		CHECK(unlinkat(dfd, "core.empty", 0) == 0);
+	}
 	close(dfd);
 	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 1);
 	CHECK(access(tpath("cores/core.2.incomplete"), F_OK) == 0);
