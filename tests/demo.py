@@ -16,32 +16,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench  # noqa: E402
 import storm  # noqa: E402
 import vm  # noqa: E402
 
-ADAPTIVE_CONF = """
-[Agent]
-Mode=adaptive
-Interval=500ms
-[Cgroup]
-Path=/coredump.slice
-[Limits]
-QueueCap=64
-[Adaptive]
-Floor=10M
-Ceiling=30M
-ConcurrencyFloor=1
-ConcurrencyCeiling=2
-[Space]
-FreeSpaceFloor=200M
-"""
-
-SETUPS = [
-    storm.Setup("stock", "stock", "stock 6.12, file core_pattern, no limits"),
-    storm.agent_setup("coredam-adaptive",
-                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once",
-                      ADAPTIVE_CONF),
-]
+# the benchmark's setups of the same names
+SETUPS = [s for s in bench.SETUPS if s.name in ("stock", "coredam-adaptive")]
 
 
 def main():

@@ -35,6 +35,14 @@ wait_for() {
         sleep 0.1
     done
 }
+# cores_on_scratch: a file core_pattern on the scratch disk; waits until the
+# agent has followed it there (io.max names the disk); $m is its MAJ:MIN
+cores_on_scratch() {
+    mkdir -p /scratch/cores
+    echo /scratch/cores/core.%p > /proc/sys/kernel/core_pattern
+    m=$(majmin $SCRATCH_DEV); echo $m > $RESULTS/scratch.majmin
+    wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
+}
 agent_log() { journalctl -b -u coredamd --no-pager -o cat > $RESULTS/agent.log || true; }
 conf() {
     mkdir -p /etc/coredam/coredam.conf.d
@@ -153,11 +161,8 @@ Concurrency=2
 FreeSpaceFloor=100M
 EOF
 systemctl reload coredamd
-mkdir -p /scratch/cores
-echo /scratch/cores/core.%p > /proc/sys/kernel/core_pattern
-m=$(majmin $SCRATCH_DEV); echo $m > $RESULTS/scratch.majmin
 # the agent follows the new core_pattern to the scratch disk
-wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
+cores_on_scratch
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
 cat /proc/sys/kernel/core_cgroup > $RESULTS/core_cgroup
 crash 8 16
@@ -337,10 +342,7 @@ Concurrency=1
 FreeSpaceFloor=100M
 EOF
 systemctl reload coredamd
-mkdir -p /scratch/cores
-echo /scratch/cores/core.%p > /proc/sys/kernel/core_pattern
-m=$(majmin $SCRATCH_DEV)
-wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
+cores_on_scratch
 crash 10 16 &
 storm=$!
 sleep 4
