@@ -128,6 +128,7 @@ mkhelper 4
 echo 2 > $K/core_max_concurrency
 trap 'touch /tmp/stop' EXIT
 ( while [ ! -e /tmp/stop ]; do stats >> $RESULTS/samples; sleep 0.05; done ) &
+sampler=$!
 pids=""
 for i in 1 2 3 4 5 6 7 8; do
     crasher -m {MB} -s 11 &
@@ -139,6 +140,7 @@ done
 for p in $pids; do wait $p || true; done
 wait_field 1 0
 touch /tmp/stop
+wait $sampler
 stats > $RESULTS/after
 cp /scratch/admitted $RESULTS/admitted
 checkcores /scratch/core.* > $RESULTS/cores.json

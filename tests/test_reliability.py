@@ -22,11 +22,10 @@ def stats(text):
 
 def test_disk_fills_mid_storm(agent_boot):
     """8 cores of 32 MB onto a 200 MB file system with the space guard off.
-    The kernel counts a dump cut short by ENOSPC as completed (the ELF
-    writer reports success once its notes are collected, before the first
-    write), so the agent checks every core once nothing is writing: the
-    short and the empty ones are renamed NAME.incomplete, every core left
-    under its own name is whole, the counters add up, the agent runs on."""
+    The kernel counts a dump cut short by ENOSPC as failed, the agent
+    renames the short and the empty cores NAME.incomplete once nothing is
+    writing: every core left under its own name is whole and counted
+    completed, every marked one is counted failed, the agent runs on."""
     conf = CONF.replace("FreeSpaceFloor=100M", "FreeSpaceFloor=0").replace(
         "WriteBandwidth=10M", "WriteBandwidth=40M")
     res = agent_boot("""
@@ -54,6 +53,8 @@ stop_agent
     assert marked, (res.text("ls.txt"), res.text("df.txt"))
     assert all(c["valid"] and c["complete"] for c in whole), whole
     assert not any(c["complete"] for c in marked), marked
+    assert s["completed"] == len(whole) and s["failed"] == len(marked), \
+        (s, res.text("ls.txt"))
     assert "event=incomplete-marked" in res.text("agent.log")
     assert json.loads(res.text("status.json"))["agent"]["running"]
     assert res.text("agent.rc").strip() == "0"
