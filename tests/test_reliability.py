@@ -250,3 +250,71 @@ cat /sys/fs/cgroup/dump/io.stat > $RESULTS/io.stat
     cores = res.json_lines("cores.json")
     assert len(cores) == 1 and cores[0]["complete"], cores
     assert "wbytes=" in res.text("io.stat")
+
+
+def delta(after, before):
+    return {k: after[k] - before[k] for k in STATS}
+
+
+def test_threads_huge_pages_and_setuid(agent_boot):
+    """Crashers that are not one plain thread: four processes whose eight
+    threads all fault at the same moment, two backed by transparent huge
+    pages, and a setuid program run by an unprivileged user under
+    fs.suid_dumpable 0 (no core, not even counted as started) and 2 (a
+    core owned by root, mode 0600). Every core kept is whole and went
+    through the queue and the dump cgroup."""
+    res = agent_boot("""
+st() { cat $K/core_dump_stats; }
+start_agent
+st > $RESULTS/stats.0
+# (plain "wait" would wait for the agent too)
+for i in 1 2 3 4; do crasher -m 8 -t 8 -T & echo $! >> $RESULTS/threaded; done
+for p in $(cat $RESULTS/threaded); do wait $p || true; done
+for i in 1 2; do crasher -m 32 -H -r /tmp/huge.$i & echo $! >> $RESULTS/huge.pids; done
+for p in $(cat $RESULTS/huge.pids); do wait $p || true; done
+cat /tmp/huge.1 /tmp/huge.2 > $RESULTS/huge.kb
+st > $RESULTS/stats.1
+
+mkdir -p /tmp/suid
+cp $(command -v crasher) /tmp/suid/crasher
+chown 0:0 /tmp/suid/crasher
+chmod 4755 /tmp/suid/crasher
+echo 0 > /proc/sys/fs/suid_dumpable
+/tmp/suid/crasher -u 65534 -m 4 & echo $! > $RESULTS/suid0.pid; wait $! || true
+st > $RESULTS/stats.2
+echo 2 > /proc/sys/fs/suid_dumpable
+/tmp/suid/crasher -u 65534 -m 4 & echo $! > $RESULTS/suid2.pid; wait $! || true
+st > $RESULTS/stats.3
+while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done
+ls -ln /scratch/cores > $RESULTS/ls.txt
+for p in $(cat $RESULTS/suid2.pid); do stat -c '%u %a' /scratch/cores/core.$p > $RESULTS/suid2.stat; done
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+stop_agent
+""", timeout=900, mem="2G")
+    s0, s1, s2, s3 = (stats(res.text(f"stats.{i}")) for i in range(4))
+    for s in (s1, s2, s3):
+        check_invariants(s)
+    cores = {c["pid"]: c for c in res.json_lines("cores.json")}
+    threaded = [int(p) for p in res.text("threaded").split()]
+    huge = [int(p) for p in res.text("huge.pids").split()]
+    suid0, suid2 = int(res.text("suid0.pid")), int(res.text("suid2.pid"))
+
+    # one dump per process, not per thread, with every thread in it
+    a = delta(s1, s0)
+    assert a["started"] == a["admitted"] == a["completed"] == 6 and a["unmoved"] == 0, a
+    for p in threaded:
+        assert cores[p]["valid"] and cores[p]["complete"] and cores[p]["prstatus"] == 8, cores[p]
+    # the huge pages were really in use, and came out whole
+    assert all(int(kb) >= 2048 for kb in res.text("huge.kb").split()), res.text("huge.kb")
+    for p in huge:
+        assert cores[p]["valid"] and cores[p]["complete"], cores[p]
+        assert cores[p]["pattern_pages"] == cores[p]["pattern_pages_expected"] == 32 * 256
+
+    # suid_dumpable=0: the setuid program leaves no core and never reaches the queue
+    assert delta(s2, s1)["started"] == 0, (s1, s2)
+    assert suid0 not in cores, res.text("ls.txt")
+    # suid_dumpable=2: a core, owned by root and readable by root alone
+    b = delta(s3, s2)
+    assert b["started"] == b["admitted"] == b["completed"] == 1 and b["unmoved"] == 0, b
+    assert cores[suid2]["valid"] and cores[suid2]["complete"], cores[suid2]
+    assert res.text("suid2.stat").split() == ["0", "600"], res.text("ls.txt")

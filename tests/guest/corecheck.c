@@ -4,7 +4,8 @@
  * one JSON object on stdout:
  *   - ELF64 header of type ET_CORE,
  *   - every program header's data inside the file (a truncated core fails),
- *   - notes: how many NT_PRSTATUS (one per thread), the pid and signal,
+ *   - notes: how many NT_PRSTATUS (one per thread), the signal, and the
+ *     process id (from NT_PRPSINFO; NT_PRSTATUS has the thread's),
  *   - the crasher's pattern: how many of its pages are present and intact.
  *
  *   corecheck FILE
@@ -117,6 +118,10 @@ int main(int argc, char **argv)
 						sig = ps->pr_cursig;
 					}
 					prstatus++;
+				} else if (nh->n_type == NT_PRPSINFO &&
+					   nh->n_descsz >= sizeof(struct elf_prpsinfo)) {
+					/* the process id: NT_PRSTATUS has the thread's */
+					pid = ((const struct elf_prpsinfo *)desc)->pr_pid;
 				} else if (nh->n_type == NT_SIGINFO) {
 					siginfo++;
 				} else if (nh->n_type == NT_FILE) {

@@ -4,14 +4,22 @@
  * recognise in the core, optionally wait for a start file, then die by a
  * given signal.
  *
- *   crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t THREADS]
+ *   crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t THREADS] [-T] [-H] [-u UID]
  *
  * -w FILE: wait until FILE exists before crashing (to start a storm at once)
- * -r FILE: create FILE once the memory is filled (the process is "ready")
+ * -r FILE: create FILE once the memory is filled (the process is "ready");
+ *    it holds the process's AnonHugePages in kB
  * -t N: start N-1 extra threads that spin, so the dump has to zap them
+ * -T: every thread takes SIGSEGV at the same moment instead of spinning
+ * -H: back the memory with transparent huge pages (MADV_HUGEPAGE)
+ * -u UID: drop to UID (real, effective and saved) and exec this program's
+ *    file again without -u: a setuid copy then runs with euid 0 again,
+ *    as a setuid program started by UID
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,12 +35,64 @@
 
 #include "pattern.h"
 
+#define HUGE_ALIGN (2UL << 20)
+
+static pthread_barrier_t crash_together;
+
 static void *spin(void *arg)
 {
 	(void)arg;
 	for (;;)
 		pause();
 	return NULL;
+}
+
+static void *fault(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&crash_together);
+	*(volatile int *)0 = 1;
+	return NULL;
+}
+
+/* AnonHugePages of this process in kB, from smaps_rollup; -1 if unknown. */
+static long anon_huge_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* -u: become @uid and exec our own file again with the same arguments, minus -u. */
+static int reexec_as(uid_t uid, int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int n = 0;
+
+	if (!args)
+		return 1;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-u")) {
+			i++;
+			continue;
+		}
+		args[n++] = argv[i];
+	}
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid)) {
+		perror("crasher: -u");
+		return 1;
+	}
+	execv("/proc/self/exe", args);
+	perror("crasher: exec");
+	return 1;
 }
 
 static void sleep_ms(long ms)
@@ -44,20 +104,24 @@ static void sleep_ms(long ms)
 
 int main(int argc, char **argv)
 {
-	long mb = 16, threads = 1;
+	long mb = 16, threads = 1, uid = -1;
+	bool together = false, huge = false;
 	int sig = SIGSEGV, opt;
 	const char *wait_file = NULL, *ready_file = NULL;
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 
-	while ((opt = getopt(argc, argv, "m:s:w:r:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:w:r:t:THu:")) != -1) {
 		switch (opt) {
 		case 'm': mb = strtol(optarg, NULL, 0); break;
 		case 's': sig = (int)strtol(optarg, NULL, 0); break;
 		case 'w': wait_file = optarg; break;
 		case 'r': ready_file = optarg; break;
 		case 't': threads = strtol(optarg, NULL, 0); break;
+		case 'T': together = true; break;
+		case 'H': huge = true; break;
+		case 'u': uid = strtol(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t N]\n");
+			fprintf(stderr, "usage: crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t N] [-T] [-H] [-u UID]\n");
 			return 2;
 		}
 	}
@@ -65,35 +129,53 @@ int main(int argc, char **argv)
 		fprintf(stderr, "crasher: bad -m or -t\n");
 		return 2;
 	}
+	if (uid >= 0)
+		return reexec_as((uid_t)uid, argc, argv);
 	setrlimit(RLIMIT_CORE, &rl);
 
 	size_t npages = (size_t)mb * 1024 * 1024 / PATTERN_PAGE;
 	unsigned char *buf = NULL;
 
 	if (npages) {
-		buf = mmap(NULL, npages * PATTERN_PAGE, PROT_READ | PROT_WRITE,
+		size_t len = npages * PATTERN_PAGE, align = huge ? HUGE_ALIGN : 0;
+		unsigned char *map;
+
+		/* a huge page needs a 2 MiB aligned range: map more, use the aligned part */
+		map = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (buf == MAP_FAILED) {
+		if (map == MAP_FAILED) {
 			perror("crasher: mmap");
 			return 1;
+		}
+		buf = map;
+		if (huge) {
+			buf = (unsigned char *)(((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1));
+			if (madvise(buf, len, MADV_HUGEPAGE)) {
+				perror("crasher: madvise(MADV_HUGEPAGE)");
+				return 1;
+			}
 		}
 		for (size_t i = 0; i < npages; i++)
 			pattern_fill(buf + i * PATTERN_PAGE, (uint32_t)getpid(), (uint32_t)i,
 				     (uint32_t)npages);
 	}
+	if (together)
+		pthread_barrier_init(&crash_together, NULL, (unsigned int)threads);
 	for (long t = 1; t < threads; t++) {
 		pthread_t th;
 
-		if (pthread_create(&th, NULL, spin, NULL) != 0) {
+		if (pthread_create(&th, NULL, together ? fault : spin, NULL) != 0) {
 			fprintf(stderr, "crasher: pthread_create failed\n");
 			return 1;
 		}
 	}
 	if (ready_file) {
-		int fd = open(ready_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		FILE *f = fopen(ready_file, "w");
 
-		if (fd >= 0)
-			close(fd);
+		if (f) {
+			fprintf(f, "%ld\n", anon_huge_kb());
+			fclose(f);
+		}
 	}
 	if (wait_file) {
 		struct stat st;
@@ -102,6 +184,8 @@ int main(int argc, char **argv)
 			sleep_ms(5);
 	}
 	signal(sig, SIG_DFL);
+	if (together)
+		fault(NULL);
 	if (sig == SIGSEGV)
 		*(volatile int *)0 = 1;
 	raise(sig);
