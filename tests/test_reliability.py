@@ -1,7 +1,9 @@
 """Faults and hostile input on the patched kernel with coredamd: the disk
-filling up mid-storm, the agent SIGKILLed again and again, 200 crashes
-against a queue cap of 8, the knobs written at random while dumps run, and
-a root process in a user namespace. Each asserts what an operator would:
+filling up mid-storm, the core directory removed and the file system
+failing mid-storm, the dump cgroup squeezed, renamed and removed, the agent
+SIGKILLed again and again, 200 crashes against a queue cap of 8, the knobs
+written at random while dumps run, a root process in a user namespace, and
+crashers with many threads, huge pages or a setuid bit. Each asserts what an operator would:
 no core the policy keeps is lost, no partial core looks whole, the
 counters add up, the kernel log stays clean (the harness fails a test on
 any WARN, BUG, lockdep or hung-task report). docs/reliability.md lists
@@ -10,8 +12,8 @@ what was tried and what happened."""
 import json
 import os
 
-from test_agent import CONF, agent_boot, knobs  # noqa: F401  (fixture)
-from test_kernel_series import STATS, check_invariants, run  # noqa: F401  (fixture)
+from test_agent import CONF, agent_boot, io_max, knobs  # noqa: F401  (fixture)
+from test_kernel_series import STATS, check_invariants, io_wbytes, run  # noqa: F401  (fixture)
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 
@@ -256,6 +258,83 @@ def delta(after, before):
     return {k: after[k] - before[k] for k in STATS}
 
 
+def test_destination_removed_then_file_system_fails_mid_storm(agent_boot):
+    """Four dumps of 16 MB, one at a time: the core directory is removed
+    while the first writes; later, after it is made again, the file system
+    fails (ext4 errors=remount-ro, an error raised through sysfs) while a
+    dump writes. Each dump is counted exactly once, completed or failed,
+    the cores counted completed are the whole ones on disk, the agent says
+    what went wrong and runs on."""
+    conf = CONF.replace("Concurrency=2", "Concurrency=1")
+    res = agent_boot("""
+st() { cat $K/core_dump_stats; }
+field() { n=$1; set -- $(st); eval echo \\${$n}; }
+wait_until() {  # wait_until FIELD VALUE
+    i=0; until [ "$(field $1)" -ge "$2" ]; do
+        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
+        sleep 0.1; done
+}
+mount -o remount,errors=remount-ro /scratch
+start_agent
+st > $RESULTS/stats.0
+(storm 4 16 /tmp/s1) &
+storm_pid=$!
+wait_until 4 1            # admitted: the first dump writes
+sleep 0.5
+rm -rf /scratch/cores
+echo "removed at $(st)" > $RESULTS/removed
+wait $storm_pid
+st > $RESULTS/stats.1
+sleep 1.5                 # three agent intervals
+mkdir /scratch/cores
+storm 2 8 /tmp/s2
+checkcores /scratch/cores/core.* > $RESULTS/cores.2.json
+st > $RESULTS/stats.2
+(storm 4 16 /tmp/s3) &
+storm_pid=$!
+wait_until 4 $(( $(field 4) + 2 ))   # the first of the four done, the second writes
+sleep 0.5
+echo 1 > /sys/fs/ext4/${SCRATCH_DEV#/dev/}/trigger_fs_error
+echo "failed at $(st)" > $RESULTS/fs-failed
+wait $storm_pid
+st > $RESULTS/stats.3
+sleep 1.5
+ls -l /scratch/cores > $RESULTS/ls.3 2>&1 || true
+dmesg | grep -i ext4 > $RESULTS/dmesg.ext4 || true
+ctl status --json > $RESULTS/status.json
+stop_agent
+""", conf=conf, timeout=900)
+    s0, s1, s2, s3 = (stats(res.text(f"stats.{i}")) for i in range(4))
+    for s in (s1, s2, s3):
+        check_invariants(s)
+    log = res.text("agent.log")
+
+    # removed: the dump writing then finishes into its unlinked file; those
+    # waiting cannot create theirs and are counted failed
+    a = delta(s1, s0)
+    assert a["started"] == a["admitted"] == 4 and a["completed"] + a["failed"] == 4, a
+    assert a["completed"] >= 1 and a["failed"] >= 1, a
+    assert "statvfs(/scratch/cores): No such file or directory" in log, log
+
+    # made again: the agent goes on, the next dumps land whole
+    b = delta(s2, s1)
+    assert b["completed"] == 2 and b["failed"] == 0, b
+    cores = res.json_lines("cores.2.json")
+    assert len(cores) == 2 and all(c["valid"] and c["complete"] for c in cores), cores
+
+    # the file system fails: the dump cut short and those after it are
+    # counted failed, nothing hangs
+    c = delta(s3, s2)
+    assert c["started"] == c["admitted"] == 4 and c["completed"] + c["failed"] == 4, c
+    assert c["completed"] >= 1 and c["failed"] >= 2, (c, res.text("fs-failed"))
+    assert "Remounting filesystem read-only" in res.text("dmesg.ext4")
+    # the short core cannot be renamed on the failed file system: the
+    # agent says it cannot check, rather than pass it as whole
+    assert "checking /scratch/cores for incomplete cores: Input/output error" in log, log
+    assert json.loads(res.text("status.json"))["agent"]["running"]
+    assert res.text("agent.rc").strip() == "0"
+
+
 def test_threads_huge_pages_and_setuid(agent_boot):
     """Crashers that are not one plain thread: four processes whose eight
     threads all fault at the same moment, two backed by transparent huge
@@ -318,3 +397,67 @@ stop_agent
     assert b["started"] == b["admitted"] == b["completed"] == 1 and b["unmoved"] == 0, b
     assert cores[suid2]["valid"] and cores[suid2]["complete"], cores[suid2]
     assert res.text("suid2.stat").split() == ["0", "600"], res.text("ls.txt")
+
+
+def test_cgroup_limited_renamed_and_removed(agent_boot):
+    """Two dumps of 16 MB, two at a time, while the dump cgroup gets a
+    memory.max of 4 MB, far less than one core (their page cache must be
+    reclaimed as it is written) and someone tries to rename the cgroup
+    away (cgroup v2 refuses).
+    Then the cgroup is removed between storms: the agent creates it again
+    at its path, with its budget, and points the kernel at it, so the next
+    four dumps are moved and paced again instead of going unmoved."""
+    res = agent_boot("""
+st() { cat $K/core_dump_stats; }
+field() { n=$1; set -- $(st); eval echo \\${$n}; }
+wait_until() {
+    i=0; until [ "$(field $1)" -ge "$2" ]; do
+        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
+        sleep 0.1; done
+}
+CG=/sys/fs/cgroup
+start_agent
+(storm 2 16 /tmp/s1) &
+storm_pid=$!
+wait_until 4 1
+echo 4M > $CG/coredump.slice/memory.max
+if mv $CG/coredump.slice $CG/renamed.slice 2> $RESULTS/rename.err; then echo renamed; else echo refused; fi > $RESULTS/rename
+wait $storm_pid
+while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done
+cat $CG/coredump.slice/memory.events > $RESULTS/memory.events
+cat $CG/coredump.slice/memory.peak > $RESULTS/memory.peak
+st > $RESULTS/stats.1
+rmdir $CG/coredump.slice
+i=0; until grep -q event=cgroup-recreated $RESULTS/agent.log || [ $i -ge 100 ]; do
+    i=$((i + 1)); sleep 0.1; done
+cat $K/core_cgroup > $RESULTS/core_cgroup
+cat $CG/coredump.slice/io.max > $RESULTS/io.max
+majmin > $RESULTS/majmin
+storm 4 16 /tmp/s2
+st > $RESULTS/stats.2
+cat $CG/coredump.slice/io.stat > $RESULTS/io.stat
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+stop_agent
+""", timeout=900)
+    s1, s2 = stats(res.text("stats.1")), stats(res.text("stats.2"))
+    check_invariants(s1)
+    check_invariants(s2)
+    assert s1["started"] == s1["completed"] == 2 and s1["unmoved"] == 0, s1
+    assert res.text("rename").strip() == "refused", res.text("rename.err")
+    events = dict(line.split() for line in res.text("memory.events").splitlines())
+    # the write-behind window keeps the cores' page cache small: nothing
+    # is killed, the cores are whole (checked below)
+    assert int(events["oom_kill"]) == 0 and int(events["oom"]) == 0, events
+    print(f"\nmemory.max 4M: peak {int(res.text('memory.peak')) >> 10} KiB, "
+          f"max events {events['max']}")
+
+    log = res.text("agent.log")
+    assert "event=cgroup-lost" in log and "event=cgroup-recreated" in log, log
+    assert res.text("core_cgroup").strip() == "/coredump.slice"
+    assert io_max(res.text("io.max"), res.text("majmin").strip())["wbps"] == "10000000"
+    # after the removal: all four moved into the new cgroup and written there
+    assert s2["completed"] == 6 and s2["failed"] == 0 and s2["unmoved"] == 0, s2
+    assert io_wbytes(res.text("io.stat")) >= 4 * (16 << 20)
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 6 and all(c["valid"] and c["complete"] for c in cores), cores
+    assert res.text("agent.rc").strip() == "0"

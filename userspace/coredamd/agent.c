@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* coredamd: set up the dump cgroup, the devices and the kernel knobs. */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
@@ -249,6 +250,47 @@ int agent_apply_io(struct agent *a)
  * Does io.max hold the budget for every device? Something else may write
  * it: systemd does when it starts coredump.slice or on daemon-reload.
  */
+/*
+ * Whether the dump cgroup or its kernel leaf is no longer at its path:
+ * removed, or renamed (the descriptor held is then another directory than
+ * the one the path names). The kernel keeps moving dumps into the cgroup
+ * it pinned, renamed or not; a removed one leaves them unmoved.
+ */
+bool agent_cgroup_gone(struct agent *a)
+{
+	struct stat held, now;
+	int fd, r;
+
+	if (a->cg_fd < 0 || fstat(a->cg_fd, &held) < 0)
+		return true;
+	if (coredam_cg_open(a->cgroot_fd, a->cg_path, false, &fd) < 0)
+		return true;
+	r = fstat(fd, &now);
+	close(fd);
+	if (r < 0 || now.st_ino != held.st_ino || now.st_dev != held.st_dev)
+		return true;
+	if (strcmp(a->kernel_path, a->cg_path) != 0) {
+		if (coredam_cg_open(a->cgroot_fd, a->kernel_path, false, &fd) < 0)
+			return true;
+		close(fd);
+	}
+	return false;
+}
+
+int agent_apply_core_cgroup(struct agent *a)
+{
+	int r;
+
+	if (!a->kern.core_cgroup)
+		return 0;
+	r = coredam_sysctl_write(&a->roots, "kernel.core_cgroup", a->kernel_path);
+	if (r < 0)
+		log_error("cannot write %s/sys/kernel/core_cgroup=%s: %s%s", a->roots.proc, a->kernel_path,
+			  strerror(-r),
+			  r == -EBUSY ? " (the cgroup has controllers enabled in its own cgroup.subtree_control)" : "");
+	return r;
+}
+
 bool agent_io_in_force(struct agent *a)
 {
 	_cleanup_free_ struct coredam_io_limit *cur = NULL;
@@ -388,16 +430,7 @@ int agent_apply_sysctls(struct agent *a, bool first)
 	r = agent_apply_admission(a);
 	if (r < 0)
 		return r;
-	if (a->kern.core_cgroup) {
-		r = coredam_sysctl_write(&a->roots, "kernel.core_cgroup", a->kernel_path);
-		if (r < 0) {
-			log_error("cannot write %s/sys/kernel/core_cgroup=%s: %s%s", a->roots.proc, a->kernel_path,
-				  strerror(-r),
-				  r == -EBUSY ? " (the cgroup has controllers enabled in its own cgroup.subtree_control)" : "");
-			return r;
-		}
-	}
-	return 0;
+	return agent_apply_core_cgroup(a);
 }
 
 void agent_restore(struct agent *a)

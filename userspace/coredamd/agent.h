@@ -57,6 +57,8 @@ struct agent {
 	int cgroot_fd, cg_fd;
 	char cg_path[PATH_MAX];
 	char kernel_path[PATH_MAX];	/* kernel.core_cgroup: cg_path or a leaf under it */
+	bool cg_lost;			/* removed or renamed; set up again every few seconds */
+	uint64_t cg_retry_usec;
 
 	char core_pattern[4096];
 	struct coredam_core_pattern cp;
@@ -103,6 +105,8 @@ int agent_setup_cgroup(struct agent *a);
 void agent_resolve_devices(struct agent *a);
 int agent_apply_io(struct agent *a);
 bool agent_io_in_force(struct agent *a);
+bool agent_cgroup_gone(struct agent *a);
+int agent_apply_core_cgroup(struct agent *a);
 int agent_apply_sysctls(struct agent *a, bool first);
 int agent_apply_admission(struct agent *a);
 void agent_restore(struct agent *a);

@@ -181,8 +181,9 @@ static void mark_incomplete(struct agent *a)
 		return;
 	/*
 	 * Every dump that ended, not only those counted failed: the ELF
-	 * writer reports success once its notes are collected, so a core cut
-	 * short by ENOSPC or a write error is counted completed.
+	 * writer reports success once its notes are collected, and a kernel
+	 * without the series' "count a core cut short as failed" counts a
+	 * core cut short by ENOSPC or a write error as completed.
 	 */
 	if (a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED] > a->failed_seen)
 		a->incomplete_pending = true;
@@ -223,12 +224,37 @@ static void write_metrics(struct agent *a)
 	}
 }
 
+/*
+ * The dump cgroup removed or renamed under the agent: create it again at
+ * its path with the budget, and point the kernel at it, so that the next
+ * dumps are paced again instead of going unmoved. Retried every 5 s while
+ * that fails.
+ */
+static void check_cgroup(struct agent *a, uint64_t now)
+{
+	if (!a->cg_lost) {
+		if (!agent_cgroup_gone(a))
+			return;
+		a->cg_lost = true;
+		a->cg_retry_usec = 0;
+		log_warning("cgroup %s was removed or renamed: creating it again event=cgroup-lost", a->cg_path);
+	}
+	if (now < a->cg_retry_usec)
+		return;
+	a->cg_retry_usec = now + 5000000;
+	if (agent_setup_cgroup(a) < 0 || agent_apply_io(a) < 0 || agent_apply_core_cgroup(a) < 0)
+		return;
+	a->cg_lost = false;
+	log_info("cgroup %s set up again, dumps go to %s event=cgroup-recreated", a->cg_path, a->kernel_path);
+}
+
 static void tick(struct agent *a)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
 	char pat[sizeof(a->core_pattern)];
 	struct coredam_pressure_sample s;
 
+	check_cgroup(a, now);
 	if (coredam_sysctl_read(&a->roots, "kernel.core_pattern", pat, sizeof(pat)) == 0 &&
 	    strcmp(pat, a->core_pattern) != 0) {
 		log_info("core_pattern changed to \"%s\": resolving devices again event=core-pattern-changed", pat);

@@ -61,8 +61,12 @@ static int elf_need(int fd, uint64_t *ret)
 {
 	unsigned char ident[EI_NIDENT];
 	uint64_t need = 0;
+	ssize_t n;
 
-	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident))
+	n = pread(fd, ident, sizeof(ident), 0);
+	if (n < 0)
+		return -errno;	/* EIO: the file system failed, not a verdict on the file */
+	if (n != (ssize_t)sizeof(ident))
 		return -EMEDIUMTYPE;
 	if (memcmp(ident, ELFMAG, SELFMAG) != 0 || ident[EI_DATA] != ELFDATA2LSB)
 		return -EMEDIUMTYPE;
@@ -113,7 +117,7 @@ int coredam_core_incomplete(int dirfd, const char *name, bool *ret)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
-	uint64_t need;
+	uint64_t need = 0;
 	int r;
 
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -139,7 +143,7 @@ int coredam_mark_incomplete(const char *dir, time_t since)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
-	int count = 0;
+	int count = 0, err = 0, r;
 
 	d = opendir(dir);
 	if (!d)
@@ -155,7 +159,10 @@ int coredam_mark_incomplete(const char *dir, time_t since)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 		    st.st_mtime < since)
 			continue;
-		if (coredam_core_incomplete(dirfd(d), de->d_name, &bad) < 0 || !bad)
+		r = coredam_core_incomplete(dirfd(d), de->d_name, &bad);
+		if (r < 0 && r != -EMEDIUMTYPE && r != -ENOENT && !err)
+			err = r;	/* cannot tell: say so rather than pass it as whole */
+		if (r < 0 || !bad)
 			continue;
 		if (xsnprintf(newname, sizeof(newname), "%s.incomplete", de->d_name) < 0)
 			continue;
@@ -164,5 +171,5 @@ int coredam_mark_incomplete(const char *dir, time_t since)
 		log_debug("marked %s/%s incomplete", dir, de->d_name);
 		count++;
 	}
-	return count;
+	return count == 0 && err < 0 ? err : count;
 }
