@@ -55,6 +55,15 @@ def test_burst_keeps_every_core_and_the_probe_near_idle(bps, conc):
     assert r.drain_s >= 16 * (64 << 20) / bps * 0.9, r.drain_s
 
 
+def test_small_storm_keeps_every_core():
+    """8 processes of 16 MB crash at once, two dumping at a time through
+    the dump cgroup: every core kept whole, the counters exact. No latency
+    bound: this is the storm `make test-debug` runs on the kernel with
+    lockdep, KASAN and kmemleak, where time means little."""
+    r = storm.run(dump_setup("storm-small", 30_000_000, 2), crashes=8, mb=16, timeout=1500)
+    check_cores(r, 8)
+
+
 def test_writeback_window_protects_fdatasync():
     """Four dumps of 32 MB, one at a time, throttled to 10 MB/s: with the
     window the probe stays near idle; without it (window 0) each dump ends
