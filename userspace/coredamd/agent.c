@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* coredamd: set up the dump cgroup, the devices and the kernel knobs. */
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
 #include "agent.h"
@@ -247,14 +247,11 @@ int agent_apply_io(struct agent *a)
 }
 
 /*
- * Does io.max hold the budget for every device? Something else may write
- * it: systemd does when it starts coredump.slice or on daemon-reload.
- */
-/*
- * Whether the dump cgroup or its kernel leaf is no longer at its path:
- * removed, or renamed (the descriptor held is then another directory than
- * the one the path names). The kernel keeps moving dumps into the cgroup
- * it pinned, renamed or not; a removed one leaves them unmoved.
+ * Whether the dump cgroup or its kernel leaf is no longer the one set up:
+ * removed, or removed and made again by someone else without the budget
+ * (the descriptor held is then another directory than the path names).
+ * cgroup v2 refuses renames. The kernel leaves dumps unmoved once the
+ * cgroup it pinned is removed.
  */
 bool agent_cgroup_gone(struct agent *a)
 {
@@ -291,6 +288,10 @@ int agent_apply_core_cgroup(struct agent *a)
 	return r;
 }
 
+/*
+ * Does io.max hold the budget for every device? Something else may write
+ * it: systemd does when it starts coredump.slice or on daemon-reload.
+ */
 bool agent_io_in_force(struct agent *a)
 {
 	_cleanup_free_ struct coredam_io_limit *cur = NULL;

@@ -57,7 +57,7 @@ struct agent {
 	int cgroot_fd, cg_fd;
 	char cg_path[PATH_MAX];
 	char kernel_path[PATH_MAX];	/* kernel.core_cgroup: cg_path or a leaf under it */
-	bool cg_lost;			/* removed or renamed; set up again every few seconds */
+	bool cg_lost;			/* removed: set up again every 5 s until it works */
 	uint64_t cg_retry_usec;
 
 	char core_pattern[4096];

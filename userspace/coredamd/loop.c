@@ -225,7 +225,7 @@ static void write_metrics(struct agent *a)
 }
 
 /*
- * The dump cgroup removed or renamed under the agent: create it again at
+ * The dump cgroup removed under the agent: create it again at
  * its path with the budget, and point the kernel at it, so that the next
  * dumps are paced again instead of going unmoved. Retried every 5 s while
  * that fails.
@@ -237,7 +237,7 @@ static void check_cgroup(struct agent *a, uint64_t now)
 			return;
 		a->cg_lost = true;
 		a->cg_retry_usec = 0;
-		log_warning("cgroup %s was removed or renamed: creating it again event=cgroup-lost", a->cg_path);
+		log_warning("cgroup %s was removed: creating it again event=cgroup-lost", a->cg_path);
 	}
 	if (now < a->cg_retry_usec)
 		return;
