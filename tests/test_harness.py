@@ -30,6 +30,14 @@ def test_failing_command_fails_the_job(boot):
     assert not res.path("after").exists()
 
 
+def test_failing_job_does_not_wait_for_its_background_processes(boot):
+    # a job that fails while something it started still runs (a probe, an
+    # agent) ends at once with its status, not at the timeout
+    res = boot("echo before\nsleep 100000 &\nfalse\n", scratch=False, timeout=90)
+    assert res.rc == 1
+    assert res.output == "before\n"
+
+
 def test_broken_fragment_option_is_named(tmp_path):
     bad = tmp_path / "bad.config"
     bad.write_text("CONFIG_COREDAM_NO_SUCH_OPTION=y\nCONFIG_EXT4_FS=m\n")
