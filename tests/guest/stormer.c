@@ -170,6 +170,11 @@ int main(int argc, char **argv)
 		int status;
 		pid_t pid = waitpid(-1, &status, period_ms && forked < n ? WNOHANG : 0);
 
+		if (pid < 0 && errno == ECHILD && forked < n) {
+			/* every child so far is reaped (they die fast without a dump) */
+			sleep_us(next - now_us());
+			continue;
+		}
 		if (pid < 0) {
 			perror("stormer: waitpid");
 			return 1;
