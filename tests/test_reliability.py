@@ -461,3 +461,51 @@ stop_agent
     cores = res.json_lines("cores.json")
     assert len(cores) == 6 and all(c["valid"] and c["complete"] for c in cores), cores
     assert res.text("agent.rc").strip() == "0"
+
+
+def test_dumper_killed_while_writing(agent_boot):
+    """One dump at a time at 10 MB/s: a 32 MB dumper is SIGKILLed a second
+    into its write while another waits. It dies at once, its dump counts
+    as failed, its short core is renamed NAME.incomplete, and the waiting
+    dump gets the slot and completes."""
+    conf = CONF.replace("Concurrency=2", "Concurrency=1")
+    res = agent_boot("""
+st() { cat $K/core_dump_stats; }
+field() { n=$1; set -- $(st); eval echo \\${$n}; }
+wait_until() {
+    i=0; until [ "$(field $1)" -ge "$2" ]; do
+        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
+        sleep 0.1; done
+}
+start_agent
+crasher -m 32 & a=$!
+wait_until 4 1            # a writes
+crasher -m 32 & b=$!
+wait_until 2 1            # b waits
+sleep 1
+ls -l /scratch/cores > $RESULTS/ls.before
+t0=$(now_ms)
+kill -KILL $a
+wait $a || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
+echo "$a $b" > $RESULTS/pids
+wait $b || true
+while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done
+st > $RESULTS/stats
+i=0; until grep -q event=incomplete-marked $RESULTS/agent.log || [ $i -ge 100 ]; do
+    i=$((i + 1)); sleep 0.2; done
+ls -l /scratch/cores > $RESULTS/ls.after
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+stop_agent
+""", conf=conf, timeout=600)
+    a, b = (int(p) for p in res.text("pids").split())
+    s = stats(res.text("stats"))
+    check_invariants(s)
+    assert s["started"] == s["admitted"] == 2, s
+    assert s["completed"] == 1 and s["failed"] == 1, s
+    # SIGKILL ends a dump in its write within a second (TCG), not after the core
+    assert int(res.text("kill_ms")) < 1500, res.text("kill_ms")
+    cores = {c["file"].rsplit("/", 1)[1]: c for c in res.json_lines("cores.json")}
+    assert f"core.{a}.incomplete" in cores and not cores[f"core.{a}.incomplete"]["complete"], \
+        res.text("ls.after")
+    assert cores[f"core.{b}"]["valid"] and cores[f"core.{b}"]["complete"], cores
