@@ -18,11 +18,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <grp.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
