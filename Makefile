@@ -93,13 +93,14 @@ rootfs: all
 test-vm: kernel initramfs rootfs
 	$(PYTHON) -m pytest -v -rs tests $(PYTEST_ARGS)
 
-# the kernel series' VM tests, a small storm, and the faults whose kernel
-# paths they do not cover (a core cut short by a full disk; threads, huge
-# pages, setuid) again on the kernel with every checker on: lockdep, KASAN,
-# kmemleak, the hung-task detector. About 18 minutes under TCG.
+# the kernel series' VM tests, a small storm, and the crashers whose
+# kernel paths they do not cover (threads, huge pages, setuid) again on the
+# kernel with every checker on: lockdep, KASAN, kmemleak, the hung-task
+# detector. About 14 minutes under TCG, plus 8 for the kernel; the fault
+# tests of docs/reliability.md pass there too, by hand (COREDAM_KERNEL=
+# patched-debug pytest tests/test_reliability.py), but take too long for CI.
 DEBUG_TESTS := tests/test_kernel_series.py \
 	tests/test_storm.py::test_small_storm_keeps_every_core \
-	tests/test_reliability.py::test_disk_fills_mid_storm \
 	tests/test_reliability.py::test_threads_huge_pages_and_setuid
 test-debug: kernel-debug initramfs
 	COREDAM_KERNEL=patched-debug $(PYTHON) -m pytest -v -rs $(DEBUG_TESTS) $(PYTEST_ARGS)
