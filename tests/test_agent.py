@@ -51,6 +51,17 @@ knobs() {
     done
 }
 majmin() { cat /sys/block/${SCRATCH_DEV#/dev/}/dev; }
+# the kernel's dump counters: st prints the line, field N its Nth field
+st() { cat $K/core_dump_stats; }
+field() { n=$1; set -- $(st); eval echo \${$n}; }
+# wait_until N VALUE: wait (at most 60 s) until field N is at least VALUE
+wait_until() {
+    i=0; until [ "$(field $1)" -ge "$2" ]; do
+        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
+        sleep 0.1; done
+}
+# wait_idle: until no dump writes or waits
+wait_idle() { while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done; }
 """
 
 PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}

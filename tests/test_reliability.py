@@ -111,7 +111,7 @@ def test_200_crashes_against_a_queue_cap_of_8(agent_boot):
 mkdir -p /sys/fs/cgroup/crashers
 start_agent
 stormer -n 200 -m 8 -p 20 -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt
-while [ "$(set -- $(cat $K/core_dump_stats); echo $1$2)" != 00 ]; do sleep 0.2; done
+wait_idle
 cat /sys/fs/cgroup/crashers/memory.peak > $RESULTS/peak
 cat $K/core_dump_stats > $RESULTS/stats
 ls /scratch/cores | wc -l > $RESULTS/ncores
@@ -267,13 +267,6 @@ def test_destination_removed_then_file_system_fails_mid_storm(agent_boot):
     what went wrong and runs on."""
     conf = CONF.replace("Concurrency=2", "Concurrency=1")
     res = agent_boot("""
-st() { cat $K/core_dump_stats; }
-field() { n=$1; set -- $(st); eval echo \\${$n}; }
-wait_until() {  # wait_until FIELD VALUE
-    i=0; until [ "$(field $1)" -ge "$2" ]; do
-        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
-        sleep 0.1; done
-}
 mount -o remount,errors=remount-ro /scratch
 start_agent
 st > $RESULTS/stats.0
@@ -343,7 +336,6 @@ def test_threads_huge_pages_and_setuid(agent_boot):
     core owned by root, mode 0600). Every core kept is whole and went
     through the queue and the dump cgroup."""
     res = agent_boot("""
-st() { cat $K/core_dump_stats; }
 start_agent
 st > $RESULTS/stats.0
 # (plain "wait" would wait for the agent too)
@@ -364,7 +356,7 @@ st > $RESULTS/stats.2
 echo 2 > /proc/sys/fs/suid_dumpable
 /tmp/suid/crasher -u 65534 -m 4 & echo $! > $RESULTS/suid2.pid; wait $! || true
 st > $RESULTS/stats.3
-while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done
+wait_idle
 ls -ln /scratch/cores > $RESULTS/ls.txt
 for p in $(cat $RESULTS/suid2.pid); do stat -c '%u %a' /scratch/cores/core.$p > $RESULTS/suid2.stat; done
 checkcores /scratch/cores/core.* > $RESULTS/cores.json
@@ -408,13 +400,6 @@ def test_cgroup_limited_renamed_and_removed(agent_boot):
     at its path, with its budget, and points the kernel at it, so the next
     four dumps are moved and paced again instead of going unmoved."""
     res = agent_boot("""
-st() { cat $K/core_dump_stats; }
-field() { n=$1; set -- $(st); eval echo \\${$n}; }
-wait_until() {
-    i=0; until [ "$(field $1)" -ge "$2" ]; do
-        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
-        sleep 0.1; done
-}
 CG=/sys/fs/cgroup
 start_agent
 (storm 2 16 /tmp/s1) &
@@ -423,7 +408,7 @@ wait_until 4 1
 echo 4M > $CG/coredump.slice/memory.max
 if mv $CG/coredump.slice $CG/renamed.slice 2> $RESULTS/rename.err; then echo renamed; else echo refused; fi > $RESULTS/rename
 wait $storm_pid
-while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done
+wait_idle
 cat $CG/coredump.slice/memory.events > $RESULTS/memory.events
 cat $CG/coredump.slice/memory.peak > $RESULTS/memory.peak
 st > $RESULTS/stats.1
@@ -470,13 +455,6 @@ def test_dumper_killed_while_writing(agent_boot):
     dump gets the slot and completes."""
     conf = CONF.replace("Concurrency=2", "Concurrency=1")
     res = agent_boot("""
-st() { cat $K/core_dump_stats; }
-field() { n=$1; set -- $(st); eval echo \\${$n}; }
-wait_until() {
-    i=0; until [ "$(field $1)" -ge "$2" ]; do
-        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
-        sleep 0.1; done
-}
 start_agent
 crasher -m 32 & a=$!
 wait_until 4 1            # a writes
@@ -490,7 +468,7 @@ wait $a || true
 echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
 echo "$a $b" > $RESULTS/pids
 wait $b || true
-while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done
+wait_idle
 st > $RESULTS/stats
 i=0; until grep -q event=incomplete-marked $RESULTS/agent.log || [ $i -ge 100 ]; do
     i=$((i + 1)); sleep 0.2; done
