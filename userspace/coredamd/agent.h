@@ -88,7 +88,7 @@ struct agent {
 	struct coredam_metrics m;
 	struct coredam_stats last_stats;
 	bool have_last_stats;
-	uint64_t failed_seen;
+	uint64_t ended_seen;	/* completed + failed at the last look */
 	bool incomplete_pending;
 	time_t incomplete_since;
 

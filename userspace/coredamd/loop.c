@@ -175,6 +175,7 @@ static void space_guard(struct agent *a)
 
 static void mark_incomplete(struct agent *a)
 {
+	uint64_t ended;
 	int r;
 
 	if (!a->cfg.mark_incomplete || !a->dest_known || !a->have_last_stats)
@@ -185,9 +186,10 @@ static void mark_incomplete(struct agent *a)
 	 * without the series' "count a core cut short as failed" counts a
 	 * core cut short by ENOSPC or a write error as completed.
 	 */
-	if (a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED] > a->failed_seen)
+	ended = a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED];
+	if (ended > a->ended_seen)
 		a->incomplete_pending = true;
-	a->failed_seen = a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED];
+	a->ended_seen = ended;
 	/* only once nothing is writing: a core being written is short by design */
 	if (!a->incomplete_pending || a->last_stats.v[COREDAM_STAT_ACTIVE] != 0)
 		return;
