@@ -22,6 +22,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/cache.sh"
 config_only=0
 source_dir=
 if [[ ${1:-} == --config-only ]]; then
@@ -137,9 +138,10 @@ echo "build-kernel: configuration checked (${#want[@]} options)"
 [[ $config_only == 1 ]] && exit 0
 
 jobs=${KBUILD_JOBS:-$(nproc)}
-echo "build-kernel: building $name with -j$jobs"
+ccache_env "$src/ccache.log"
+echo "build-kernel: building $name with -j$jobs${CCACHE_WRAP:+ through ccache ($CCACHE_DIR)}"
 start=$(date +%s)
-if ! make -s ARCH=x86_64 -j"$jobs" bzImage > build.log 2>&1; then
+if ! make -s ARCH=x86_64 -j"$jobs" ${CCACHE_WRAP:+CC="$CCACHE_WRAP"} bzImage > build.log 2>&1; then
 	tail -n 40 build.log >&2
 	echo "build-kernel: $name failed to build; log: $src/build.log" >&2
 	exit 1
@@ -147,7 +149,7 @@ fi
 mkdir -p "$out"
 cp arch/x86/boot/bzImage .config "$out/"
 ln -sfn "$(basename "$out")" "$link"
-echo "build-kernel: $name built in $(( $(date +%s) - start ))s"
+echo "build-kernel: $name built in $(( $(date +%s) - start ))s$(ccache_summary "$src/ccache.log" | sed 's/^/; /')"
 
 # keep the newest tree of this name only; kernels are small, trees are not
 for old in "$top"/build/src/"$name"-*; do
