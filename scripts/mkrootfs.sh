@@ -7,17 +7,20 @@
 #
 #   scripts/mkrootfs.sh OUT.img
 #
-# The debootstrap tree is cached in build/rootfs/base-HASH (HASH of this
-# script's package list and suite), so only the first run downloads; the
+# The debootstrap tree is cached outside the clone, in
+# $COREDAM_CACHE/rootfs/base-HASH (HASH of this script's package list and
+# suite; scripts/cache.sh says where the cache is), so only the first run
+# on a machine downloads, and a new package list makes a new tree; the
 # project layer is installed afresh on a copy every time, and OUT.img is an
 # ext4 image made from it with mkfs.ext4 -d (no loop mounts).
-# DEBIAN_MIRROR overrides the archive (default http://deb.debian.org/debian).
+# The archive is the one this machine's apt uses for the suite;
+# DEBIAN_MIRROR overrides it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/cache.sh"
 out=${1:?usage: $0 OUT.img}
 suite=bookworm
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=systemd,systemd-sysv,systemd-coredump,cgroup-tools,procps,e2fsprogs
 # units that only slow a test boot down or wait for hardware the guest lacks
 mask=(apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service
@@ -25,9 +28,11 @@ mask=(apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.ser
       systemd-networkd.service systemd-networkd-wait-online.service)
 
 hash=$(printf '%s\n' "$suite" "$packages" | sha256sum | cut -c1-12)
-base=$top/build/rootfs/base-$hash
+base=$(coredam_cache_dir)/rootfs/base-$hash
+mkdir -p "$top/build/rootfs"
 if [[ ! -f $base/.complete ]]; then
-	echo "mkrootfs: debootstrap $suite ($packages) from $mirror"
+	mirror=$(apt_mirror "$suite")
+	echo "mkrootfs: debootstrap $suite ($packages) into $base"
 	rm -rf "$base" "$base.tmp"
 	mkdir -p "$(dirname "$base")"
 	if ! debootstrap --variant=minbase --include="$packages" "$suite" "$base.tmp" "$mirror" \
