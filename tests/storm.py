@@ -32,7 +32,7 @@ done
 sleep {idle}
 stormer -n {crashes} -m {mb} -p {period} -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt
 cat /sys/fs/cgroup/crashers/memory.peak > $RESULTS/crashers.peak
-while pidof pipewriter coredam-pipe >/dev/null; do sleep 0.1; done
+waitfor 1500 "the pipe helpers to end" no_helper
 sync
 now_ms > $RESULTS/synced
 sleep 2

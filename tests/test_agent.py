@@ -60,8 +60,9 @@ wait_until() {
         i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
         sleep 0.1; done
 }
-# wait_idle: until no dump writes or waits
-wait_idle() { while [ "$(set -- $(st); echo $1$2)" != 00 ]; do sleep 0.1; done; }
+# wait_idle: until no dump writes or waits (at most 10 minutes)
+idle() { [ "$(set -- $(st); echo $1$2)" = 00 ]; }
+wait_idle() { waitfor 600 "no dump active or waiting: $(st)" idle; }
 """
 
 PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}

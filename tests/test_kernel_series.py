@@ -387,8 +387,10 @@ echo /dump > $K/core_cgroup
 crasher -m {MB} -s 11 & a=$!
 t0=$(now_ms)
 seen=no
+i=0
 while kill -0 $a 2>/dev/null; do
     grep -qx $a $C/dump/cgroup.procs && seen=yes
+    i=$((i + 1)); [ $i -lt 3000 ] || {{ echo "the paced dump did not end in 300 s"; exit 1; }}
     sleep 0.1
 done
 wait $a || true

@@ -113,7 +113,7 @@ while [ $i -lt 16 ]; do
     pids="$pids $!"
     i=$((i + 1))
 done
-while [ "$(ls /tmp/b | grep -c '^ready\.')" -lt 16 ]; do sleep 0.1; done
+waitfor 300 "16 crashers ready" count_ready /tmp/b 16
 n=0
 for p in $pids; do
     echo $p >> $RESULTS/order.txt

@@ -167,6 +167,24 @@ def _clock_args():
     return ""
 
 
+def _within_deadline(timeout, log_dir):
+    """The boot's timeout, cut to what is left of the run's budget:
+    COREDAM_DEADLINE (seconds since the epoch, set by `make test`) is when
+    the whole run must be done, so that a hanging test fails on its own,
+    with its console tail, and the run still ends with pytest's summary.
+    Returns (timeout, whether the budget cut it)."""
+    deadline = os.environ.get("COREDAM_DEADLINE")
+    if not deadline:
+        return timeout, False
+    left = int(deadline) - time.time()
+    if left < 60:
+        raise GuestTimeout(f"the run's time budget is spent (COREDAM_DEADLINE "
+                           f"{deadline}, {int(left)}s left): not booting", "", log_dir)
+    if left < timeout:
+        return int(left), True
+    return timeout, False
+
+
 def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
          timeout=600, mem="3G", smp=2, disk_mb=4096,
          disk_bps_write=40_000_000, disk_bps_read=None, results_mb=256,
@@ -186,6 +204,7 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
     shutil.rmtree(log_dir, ignore_errors=True)
     log_dir.mkdir(parents=True)
 
+    timeout, cut = _within_deadline(timeout, log_dir)
     work = Path(tempfile.mkdtemp(prefix="vm-", dir=BUILD))
     try:
         job = work / "job.tar"
@@ -236,7 +255,8 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
             proc.kill()
             proc.communicate()
             text = console.read_text(errors="replace") if console.exists() else ""
-            raise GuestTimeout(f"guest did not finish within {timeout}s", text, log_dir)
+            why = " (what was left of the run's budget)" if cut else ""
+            raise GuestTimeout(f"guest did not finish within {timeout}s{why}", text, log_dir)
         wall = time.monotonic() - t0
         text = console.read_text(errors="replace") if console.exists() else ""
         if proc.returncode != 0:

@@ -1,5 +1,28 @@
 # Shell helpers for guest jobs: . /lib/coredam/lib.sh
 
+# waitfor SECS WHAT CMD...: run CMD every 0.1 s until it succeeds; after
+# SECS seconds say "timed out after SECS s: WHAT" and fail. Every wait of a
+# job is bounded by one of these, so that a hang fails its own test within
+# minutes, with the job's output, instead of running into the host's limit.
+waitfor() {
+	local secs=$1 what=$2 n=0
+	shift 2
+	until "$@"; do
+		n=$((n + 1))
+		if [ "$n" -ge $((secs * 10)) ]; then
+			echo "timed out after ${secs}s: $what"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# count_ready DIR N: are there N files ready.* in DIR?
+count_ready() { [ "$(ls "$1" | grep -c '^ready\.')" -ge "$2" ]; }
+
+# no_helper: is no pipe helper of the project running?
+no_helper() { ! pidof pipewriter coredam-pipe >/dev/null; }
+
 # storm N MB [DIR]: start N crashers of MB MiB each, wait until all have
 # filled their memory, let them crash at the same moment and wait for them.
 # Their pids go to $RESULTS/storm.pids; to $RESULTS/storm.times go three
@@ -17,9 +40,7 @@ storm() {
 		pids="$pids $!"
 		i=$((i + 1))
 	done
-	while [ "$(ls "$dir" | grep -c '^ready\.')" -lt "$n" ]; do
-		sleep 0.1
-	done
+	waitfor 300 "$n crashers filling $mb MiB" count_ready "$dir" "$n"
 	echo "$pids" > "$RESULTS/storm.pids"
 	start=$(now_ms)
 	touch "$dir/go"
@@ -27,9 +48,7 @@ storm() {
 		wait "$p" || true
 	done
 	end=$(now_ms)
-	while pidof pipewriter coredam-pipe >/dev/null; do
-		sleep 0.1
-	done
+	waitfor 900 "the pipe helpers to end" no_helper
 	sync
 	echo "$prep $start $end $(now_ms)" > "$RESULTS/storm.times"
 }
