@@ -71,6 +71,9 @@ name=$flavor-$config
 out=$top/build/kernels/$config-$hash
 link=$top/build/kernels/$name
 src=$top/build/src/$name-$hash
+if [[ $config_only == 0 ]]; then
+	hold_lock "${source_dir:-$top/build/kernels/$name}.lock" build-kernel
+fi
 if [[ $config_only == 1 ]]; then
 	src=$top/build/src/config-check-$$
 	trap 'rm -rf "$src" "$src.tmp"' EXIT
@@ -103,9 +106,13 @@ if [[ -n $source_dir ]]; then
 	exit 0
 fi
 
-make -s ARCH=x86_64 tinyconfig >/dev/null
+# the compiler as the build will call it, so that the build does not
+# configure again
+ccache_env "$src/ccache.log"
+cc=${CCACHE_WRAP:-gcc}
+make -s ARCH=x86_64 CC="$cc" tinyconfig >/dev/null
 KCONFIG_CONFIG=.config scripts/kconfig/merge_config.sh -m -O . .config "${frags[@]}" >/dev/null
-make -s ARCH=x86_64 olddefconfig >/dev/null
+make -s ARCH=x86_64 CC="$cc" olddefconfig >/dev/null
 
 # Every option a fragment asks for must be in the final .config (the
 # last fragment to set an option wins, as in merge_config.sh).
@@ -138,10 +145,9 @@ echo "build-kernel: configuration checked (${#want[@]} options)"
 [[ $config_only == 1 ]] && exit 0
 
 jobs=${KBUILD_JOBS:-$(nproc)}
-ccache_env "$src/ccache.log"
 echo "build-kernel: building $name with -j$jobs${CCACHE_WRAP:+ through ccache ($CCACHE_DIR)}"
 start=$(date +%s)
-if ! make -s ARCH=x86_64 -j"$jobs" ${CCACHE_WRAP:+CC="$CCACHE_WRAP"} bzImage > build.log 2>&1; then
+if ! make -s ARCH=x86_64 -j"$jobs" CC="$cc" bzImage > build.log 2>&1; then
 	tail -n 40 build.log >&2
 	echo "build-kernel: $name failed to build; log: $src/build.log" >&2
 	exit 1

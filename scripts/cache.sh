@@ -96,3 +96,16 @@ apt_mirror() {
 	fi
 	echo "${uri%/}"
 }
+
+# hold_lock FILE WHO: take an exclusive lock on FILE for the rest of the
+# script (fd 9), waiting for whoever holds it. Two builds in one tree at
+# once would corrupt it, and could store objects in ccache under the other
+# build's configuration.
+hold_lock() {
+	mkdir -p "$(dirname "$1")"
+	exec 9> "$1"
+	if ! flock -n 9; then
+		echo "$2: waiting for another build that holds $1" >&2
+		flock 9
+	fi
+}
