@@ -1,8 +1,9 @@
 """The harness itself: results come back through their own channel, and a
 broken kernel config, a panicking kernel and a hanging guest each fail
-clearly and specifically."""
+clearly and specifically; every wait has a bound, and so has the run."""
 
 import subprocess
+import time
 
 import pytest
 
@@ -62,3 +63,32 @@ def test_hanging_guest_is_reported(boot):
     with pytest.raises(vm.GuestTimeout) as e:
         boot("touch $RESULTS/started\nsleep 100000\n", scratch=False, timeout=30)
     assert "running job" in e.value.console
+
+
+def test_guest_wait_is_bounded(boot):
+    # lib.sh's waitfor fails the job with what it waited for
+    res = boot(". /lib/coredam/lib.sh\nwaitfor 1 'a file that never comes' "
+               "test -e /nonexistent\necho not reached > $RESULTS/after\n",
+               scratch=False)
+    assert res.rc == 1
+    assert "timed out after 1s: a file that never comes" in res.output
+    assert not res.path("after").exists()
+
+
+def test_spent_run_budget_fails_at_once(boot, monkeypatch):
+    # with less than a minute of the run's budget left, no guest starts
+    monkeypatch.setenv("COREDAM_DEADLINE", str(int(time.time()) + 30))
+    t0 = time.monotonic()
+    with pytest.raises(vm.GuestTimeout) as e:
+        boot("true\n", scratch=False)
+    assert "time budget is spent" in str(e.value)
+    assert time.monotonic() - t0 < 5
+
+
+def test_run_budget_cuts_a_boot_short(boot, monkeypatch):
+    # a hang near the end of the run fails within what is left of it
+    monkeypatch.setattr(vm, "MIN_BOOT_S", 5)
+    monkeypatch.setenv("COREDAM_DEADLINE", str(int(time.time()) + 15))
+    with pytest.raises(vm.GuestTimeout) as e:
+        boot("sleep 100000\n", scratch=False, timeout=600)
+    assert "what was left of the run's budget" in str(e.value)

@@ -167,6 +167,10 @@ def _clock_args():
     return ""
 
 
+# a boot that would have less than this left of the run's budget is not started
+MIN_BOOT_S = 60
+
+
 def _within_deadline(timeout, log_dir):
     """The boot's timeout, cut to what is left of the run's budget:
     COREDAM_DEADLINE (seconds since the epoch, set by `make test`) is when
@@ -177,7 +181,7 @@ def _within_deadline(timeout, log_dir):
     if not deadline:
         return timeout, False
     left = int(deadline) - time.time()
-    if left < 60:
+    if left < MIN_BOOT_S:
         raise GuestTimeout(f"the run's time budget is spent (COREDAM_DEADLINE "
                            f"{deadline}, {int(left)}s left): not booting", "", log_dir)
     if left < timeout:
