@@ -120,6 +120,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     check_invariants(s)
 
 
+@pytest.mark.quiet_machine
 def test_queue_concurrency_fifo(run):
     """concurrency 2, 8 crashes in a known arrival order: never more than 2
     dump at once, admission order is arrival order, all cores valid."""
@@ -161,6 +162,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     check_invariants(s)
 
 
+@pytest.mark.quiet_machine
 def test_queue_cap_and_timeout(run):
     """concurrency 1, at most 2 waiting, 6 s timeout: of 4 crashes one is
     written, one skipped because the queue is full, two time out. The first
@@ -201,6 +203,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     assert cores[0]["pid"] == int(res.text("first"))
 
 
+@pytest.mark.quiet_machine
 def test_sigkill_waiter(run):
     """SIGKILL ends the wait: the waiter exits at once, takes no slot,
     leaves no core."""
@@ -235,6 +238,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     valid_cores(res, 1)
 
 
+@pytest.mark.quiet_machine
 def test_raise_and_lower_mid_storm(run):
     """raising the limit admits waiters at once, in order; lowering it
     aborts nothing."""

@@ -12,6 +12,8 @@ what was tried and what happened."""
 import json
 import os
 
+import pytest
+
 from test_agent import CONF, agent_boot, io_max, knobs  # noqa: F401  (fixture)
 from test_kernel_series import STATS, check_invariants, io_wbytes, run  # noqa: F401  (fixture)
 
@@ -449,6 +451,7 @@ stop_agent
     assert res.text("agent.rc").strip() == "0"
 
 
+@pytest.mark.quiet_machine
 def test_dumper_killed_while_writing(agent_boot):
     """One dump at a time at 10 MB/s: a 32 MB dumper is SIGKILLed a second
     into its write while another waits. It dies at once, its dump counts

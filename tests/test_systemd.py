@@ -17,6 +17,8 @@ with `make install` and its units enabled as a package would.
 import json
 import os
 
+import pytest
+
 import vm
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
@@ -306,6 +308,7 @@ def test_systemd_coredump_dropin_alone():
     check_coredumps(res, 20, at_least=16)
 
 
+@pytest.mark.quiet_machine
 def test_systemd_coredump_recommended_setup():
     """The recommended setup keeps every core and the probe near idle."""
     res, idle, storm = coredump_storm(WITH_AGENT, "recommended")
