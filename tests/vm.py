@@ -37,7 +37,9 @@ BUILD = TOP / "build"
 KERNELS = BUILD / "kernels"
 INITRAMFS = BUILD / "initramfs.cpio.gz"
 ROOTFS = BUILD / "rootfs" / "debian.img"
-LOGS = BUILD / "vm-logs"
+# COREDAM_LOGS: another place for the boot logs, for a second pytest run at
+# the same time (make test runs the debug kernel's tests beside the others)
+LOGS = Path(os.environ.get("COREDAM_LOGS") or BUILD / "vm-logs")
 
 # Lines that mean the kernel is unhappy even when the job finished.
 SPLAT = re.compile(
