@@ -62,7 +62,7 @@ wait_until() {
 }
 # wait_idle: until no dump writes or waits (at most 10 minutes)
 idle() { [ "$(set -- $(st); echo $1$2)" = 00 ]; }
-wait_idle() { waitfor 600 "no dump active or waiting: $(st)" idle; }
+wait_idle() { waitfor 600 "no dump active or waiting" idle || { st; return 1; }; }
 """
 
 PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}
