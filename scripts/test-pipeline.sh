@@ -9,24 +9,56 @@
 #   then    the tests marked quiet_machine (latency and time bounds, or
 #           timing they depend on), on both kernels, alone on the machine
 #
-# Every lane runs to its end whatever the others do; the exit status is
-# non-zero if any of them failed. Lanes 2 and 3 log to build/test-logs/,
-# copied here when they end. Called by `make test`; run from the top.
+# Every lane runs to its end whatever the others do, or until the run's
+# deadline (COREDAM_DEADLINE, seconds since the epoch), when a lane still
+# running is stopped and counted as failed; the exit status is non-zero if
+# any lane failed. Lanes 2 and 3 log to build/test-logs/ (or
+# COREDAM_PIPELINE_LOGS), copied here when they end. Called by `make test`;
+# MAKE names the make to call.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-logs=build/test-logs
+logs=${COREDAM_PIPELINE_LOGS:-build/test-logs}
 rm -rf "$logs"
 mkdir -p "$logs"
 MAKE=${MAKE:-make}
+deadline=${COREDAM_DEADLINE:-0}
 m() { "$MAKE" --no-print-directory "$@"; }
 
-# lane NAME CMD...: run CMD in the background, its output to the lane's log
+# lane NAME CMD...: run CMD in the background in a session of its own (so
+# that it can be stopped whole), its output to the lane's log, its exit
+# status to NAME.rc when it ends
+declare -A lane_pid
 lane() {
 	local name=$1
 	shift
-	( "$@"; echo $? > "$logs/$name.rc" ) > "$logs/$name.log" 2>&1 &
+	setsid bash -c '"$@"; echo $? > "$0"' "$logs/$name.rc" "$@" > "$logs/$name.log" 2>&1 &
+	lane_pid[$name]=$!
+}
+
+# an interrupted run takes its lanes with it
+stop_lanes() {
+	local p
+	for p in "${lane_pid[@]}"; do
+		kill -TERM -- "-$p" 2>/dev/null
+	done
+}
+trap stop_lanes EXIT
+trap 'exit 130' INT TERM
+
+# finish NAME: wait for the lane to end, or stop it at the deadline
+finish() {
+	local name=$1
+	until [[ -f $logs/$name.rc ]]; do
+		if (( deadline > 0 && $(date +%s) >= deadline )); then
+			kill -KILL -- "-${lane_pid[$name]}" 2>/dev/null
+			echo "stopped at the run's deadline" > "$logs/$name.rc"
+			echo "test-pipeline: lane $name was still running at the run's deadline: stopped" >> "$logs/$name.log"
+			break
+		fi
+		sleep 1
+	done
 }
 
 lane compile-check nice -n 19 "$MAKE" --no-print-directory compile-check
@@ -35,6 +67,8 @@ lane debug sh -c "'$MAKE' --no-print-directory kernel-debug && '$MAKE' --no-prin
 echo "test-pipeline: compile-check and the debug kernel's tests run beside these (logs in $logs/)"
 m lane-vm
 echo $? > "$logs/vm.rc"
+finish debug
+finish compile-check
 wait
 
 for name in debug compile-check; do
@@ -47,9 +81,11 @@ echo
 echo "=== alone on the machine: tests marked quiet_machine ==="
 m lane-quiet-vm
 echo $? > "$logs/quiet-vm.rc"
-if [[ -f build/kernels/patched-debug/bzImage ]]; then
+if [[ $(cat "$logs/debug.rc") == 0 ]]; then
 	m lane-quiet-debug
 	echo $? > "$logs/quiet-debug.rc"
+else
+	echo "not run: the debug lane failed" > "$logs/quiet-debug.rc"
 fi
 
 rc=0

@@ -4,6 +4,7 @@ clearly and specifically; every wait has a bound, and so has the run."""
 
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,55 @@ def test_run_budget_cuts_a_boot_short(boot, monkeypatch):
     with pytest.raises(vm.GuestTimeout) as e:
         boot("sleep 100000\n", scratch=False, timeout=600)
     assert "what was left of the run's budget" in str(e.value)
+
+
+def _fake_make(tmp_path, script):
+    """A stand-in for make: a shell case on the target, each call logged."""
+    make = tmp_path / "make"
+    make.write_text("#!/bin/sh\n"
+                    f"echo \"$*\" >> {tmp_path}/calls\n"
+                    "for t; do case $t in -*) ;; *) target=$t;; esac; done\n"
+                    f"case $target in\n{script}\nesac\n")
+    make.chmod(0o755)
+    return make
+
+
+def _pipeline(tmp_path, make, deadline_s=None):
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "MAKE": str(make),
+           "COREDAM_PIPELINE_LOGS": str(tmp_path / "logs")}
+    if deadline_s is not None:
+        env["COREDAM_DEADLINE"] = str(int(time.time()) + deadline_s)
+    return subprocess.run(["scripts/test-pipeline.sh"], cwd=vm.TOP, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_pipeline_reports_every_lane_and_fails_on_one(tmp_path):
+    # the lanes all run although the debug one fails, the quiet debug
+    # tests are not run on a failed debug lane, and the run fails
+    make = _fake_make(tmp_path, "lane-debug) exit 3;;\n*) exit 0;;")
+    p = _pipeline(tmp_path, make)
+    assert p.returncode == 1, p.stdout + p.stderr
+    calls = (tmp_path / "calls").read_text()
+    for target in ["compile-check", "kernel-debug", "lane-debug", "lane-vm",
+                   "lane-quiet-vm"]:
+        assert target in calls, calls
+    assert "lane-quiet-debug" not in calls
+    assert "debug          FAILED (3)" in p.stdout
+    assert "vm             passed" in p.stdout
+    assert "quiet-debug    FAILED (not run: the debug lane failed)" in p.stdout
+
+
+def test_pipeline_stops_a_lane_at_the_deadline(tmp_path):
+    # a background lane that hangs is stopped, children and all, at the
+    # run's deadline and counted as failed; the run still ends
+    make = _fake_make(tmp_path, f"compile-check) sleep 1000 & echo $! > {tmp_path}/child; wait;;\n"
+                      "*) exit 0;;")
+    t0 = time.monotonic()
+    p = _pipeline(tmp_path, make, deadline_s=5)
+    assert time.monotonic() - t0 < 60
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "compile-check  FAILED (stopped at the run's deadline)" in p.stdout
+    child = int((tmp_path / "child").read_text())
+    time.sleep(0.5)
+    assert not Path(f"/proc/{child}").exists() or \
+        Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
