@@ -70,6 +70,7 @@ echo $? > "$logs/vm.rc"
 finish debug
 finish compile-check
 wait
+lane_pid=()	# ended: their ids may belong to others now
 
 for name in debug compile-check; do
 	echo
