@@ -60,9 +60,6 @@ wait_until() {
         i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
         sleep 0.1; done
 }
-# wait_idle: until no dump writes or waits (at most 10 minutes)
-idle() { [ "$(set -- $(st); echo $1$2)" = 00 ]; }
-wait_idle() { waitfor 600 "no dump active or waiting" idle || { st; return 1; }; }
 """
 
 PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}

@@ -191,8 +191,7 @@ while [ $n -lt 60 ]; do
 done
 echo 0 > $K/core_wait_timeout_ms; echo 0 > $K/core_max_waiting; echo 0 > $K/core_max_concurrency
 wait $storm_pid
-idle() { [ "$(set -- $(cat $K/core_dump_stats); echo $1$2)" = 00 ]; }
-waitfor 600 "no dump active or waiting" idle || { cat $K/core_dump_stats; exit 1; }
+wait_idle
 cat $K/core_dump_stats > $RESULTS/stats
 checkcores /scratch/core.* > $RESULTS/cores.json
 echo "core_cgroup=$(cat $K/core_cgroup)" > $RESULTS/cgroup

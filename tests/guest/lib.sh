@@ -23,6 +23,14 @@ count_ready() { [ "$(ls "$1" | grep -c '^ready\.')" -ge "$2" ]; }
 # no_helper: is no pipe helper of the project running?
 no_helper() { ! pidof pipewriter coredam-pipe >/dev/null; }
 
+# wait_idle: until no dump writes or waits in the kernel's queue (at most
+# 10 minutes); on a timeout the counters it stopped at are printed
+dumps_idle() { [ "$(set -- $(cat /proc/sys/kernel/core_dump_stats); echo $1$2)" = 00 ]; }
+wait_idle() {
+	waitfor 600 "no dump active or waiting" dumps_idle ||
+		{ cat /proc/sys/kernel/core_dump_stats; return 1; }
+}
+
 # storm N MB [DIR]: start N crashers of MB MiB each, wait until all have
 # filled their memory, let them crash at the same moment and wait for them.
 # Their pids go to $RESULTS/storm.pids; to $RESULTS/storm.times go three
