@@ -56,11 +56,8 @@ CONF
 sed -i "s/@QUEUE_CAP@/$QUEUE_CAP/" /tmp/coredam.conf
 coredamd -c /tmp/coredam.conf > $RESULTS/agent.log 2>&1 &
 echo $! > /tmp/agent.pid
-i=0
-until [ -S /run/coredam/control.sock ]; do
-    i=$((i + 1)); [ $i -lt 300 ] || {{ cat $RESULTS/agent.log; exit 1; }}
-    sleep 0.1
-done
+waitfor 30 "coredamd answers" agent_running -c /tmp/coredam.conf ||
+    {{ cat $RESULTS/agent.log; exit 1; }}
 """
 
 AGENT_STOP = """

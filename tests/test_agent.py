@@ -33,12 +33,8 @@ ctl() { coredamctl -c $CONF "$@"; }
 start_agent() {
     coredamd -c $CONF >> $RESULTS/agent.log 2>&1 &
     echo $! > /tmp/agent.pid
-    i=0
-    until ctl status >/dev/null 2>&1 && [ -S /run/coredam/control.sock ]; do
-        i=$((i + 1)); [ $i -lt 300 ] || { echo "agent did not come up"; cat $RESULTS/agent.log; return 1; }
-        kill -0 $(cat /tmp/agent.pid) || { echo "agent died"; cat $RESULTS/agent.log; return 1; }
-        sleep 0.1
-    done
+    waitfor 30 "coredamd answers" agent_running -c $CONF ||
+        { cat $RESULTS/agent.log; return 1; }
 }
 stop_agent() {
     kill -TERM $(cat /tmp/agent.pid)

@@ -21,11 +21,8 @@ cp $JOB/coredam.conf /etc/coredam/coredam.conf
 start_agent() {
     coredamd >> $RESULTS/agent.log 2>&1 &
     echo $! > /tmp/agent.pid
-    local i=0
-    until coredamctl status --json 2>/dev/null | grep -q '"running": true'; do
-        i=$((i + 1)); [ $i -lt 300 ] || { echo "agent did not come up"; cat $RESULTS/agent.log; return 1; }
-        sleep 0.1
-    done
+    waitfor 30 "coredamd answers" agent_running ||
+        { cat $RESULTS/agent.log; return 1; }
 }
 # wait_cores N: until N metadata files exist and no helper runs (at most 240 s)
 wait_cores() {

@@ -23,6 +23,11 @@ count_ready() { [ "$(ls "$1" | grep -c '^ready\.')" -ge "$2" ]; }
 # no_helper: is no pipe helper of the project running?
 no_helper() { ! pidof pipewriter coredam-pipe >/dev/null; }
 
+# agent_running [ARGS]: does coredamd answer on its control socket?  Its
+# loop answers only after it has written the kernel knobs; the socket file
+# exists before that.  ARGS go to coredamctl (e.g. -c CONF).
+agent_running() { coredamctl "$@" status --json 2>/dev/null | grep -q '"running": true'; }
+
 # wait_idle: until no dump writes or waits in the kernel's queue (at most
 # 10 minutes); on a timeout the counters it stopped at are printed
 dumps_idle() { [ "$(set -- $(cat /proc/sys/kernel/core_dump_stats); echo $1$2)" = 00 ]; }
