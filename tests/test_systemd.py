@@ -16,6 +16,7 @@ with `make install` and its units enabled as a package would.
 
 import json
 import os
+import re
 
 import pytest
 
@@ -228,6 +229,9 @@ for pid in $(grep stormer $RESULTS/list.txt | head -2 | awk '{{print $5}}'); do
     coredumpctl dump $pid -o /scratch/check.core >/dev/null 2>&1 && corecheck /scratch/check.core >> $RESULTS/cores.json
     rm -f /scratch/check.core
 done
+# what systemd-coredump recorded about the crashed process's unit
+pid=$(grep stormer $RESULTS/list.txt | head -1 | awk '{{print $5}}')
+[ -z "$pid" ] || coredumpctl info --no-pager $pid > $RESULTS/info.txt 2>&1 || true
 cat /sys/fs/cgroup/coredump.slice/io.stat > $RESULTS/io.stat
 cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats
 agent_log
@@ -290,6 +294,12 @@ def check_coredumps(res, n, at_least=None):
     assert all("present" in line for line in listed), listed
     cores = res.json_lines("cores.json")
     assert len(cores) == 2 and all(c["valid"] and c["complete"] for c in cores), cores
+    # systemd-coredump names the crashed process's own unit, read from
+    # /proc/PID/cgroup while it dumps: the kernel never moves it
+    info = res.text("info.txt")
+    assert re.search(r"^\s*Unit: storm\.service$", info, re.M), info
+    assert re.search(r"^\s*Slice: crashers\.slice$", info, re.M), info
+    assert "coredump.slice" not in info, info
     # the per-crash workers ran in coredump.slice and wrote under its io.max
     assert "systemd-coredump@" in res.text("workers.txt")
     m = res.text("scratch.majmin").strip()

@@ -113,7 +113,7 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 		report(0, "kernel has core_cgroup, the admission queue, the writeback window and core_dump_stats");
 	} else {
 		report(c->cfg.require_kernel_support ? 2 : 1,
-		       "kernel lacks the coredam patches (no %s/sys/kernel/%s): dumpers are not moved into %s, not queued, "
+		       "kernel lacks the coredam patches (no %s/sys/kernel/%s): cores are not charged to %s, not queued, "
 		       "not counted; install the patched kernel",
 		       c->roots.proc, !k.core_cgroup ? "core_cgroup" : !k.core_max_concurrency ? "core_max_concurrency" : "core_dump_stats",
 		       c->cfg.cgroup);

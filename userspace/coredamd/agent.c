@@ -38,7 +38,7 @@ int agent_check_kernel(struct agent *a)
 	}
 	log_warning("kernel support: incomplete; this kernel lacks the coredam patches. What that means:");
 	if (!k->core_cgroup)
-		log_warning("  %s/sys/kernel/core_cgroup missing: crashing tasks are not moved into the dump cgroup; "
+		log_warning("  %s/sys/kernel/core_cgroup missing: cores are not charged to the dump cgroup; "
 			    "only pipe helpers that a service manager starts in it (systemd-coredump with the slice drop-in) are throttled",
 			    a->roots.proc);
 	if (!k->core_max_concurrency || !k->core_max_waiting || !k->core_wait_timeout_ms)
@@ -250,7 +250,7 @@ int agent_apply_io(struct agent *a)
  * Whether the dump cgroup or its kernel leaf is no longer the one set up:
  * removed, or removed and made again by someone else without the budget
  * (the descriptor held is then another directory than the path names).
- * cgroup v2 refuses renames. The kernel leaves dumps unmoved once the
+ * cgroup v2 refuses renames. The kernel leaves dumps uncharged once the
  * cgroup it pinned is removed.
  */
 bool agent_cgroup_gone(struct agent *a)

@@ -229,7 +229,7 @@ static void write_metrics(struct agent *a)
 /*
  * The dump cgroup removed under the agent: create it again at
  * its path with the budget, and point the kernel at it, so that the next
- * dumps are paced again instead of going unmoved. Retried every 5 s while
+ * dumps are paced again instead of going uncharged. Retried every 5 s while
  * that fails.
  */
 static void check_cgroup(struct agent *a, uint64_t now)
