@@ -267,7 +267,7 @@ def plot(results, path, title, mode="write"):
 
 STATS_NAMES = ["active", "waiting", "started", "admitted", "completed", "failed",
                "skipped_full", "skipped_timeout", "skipped_killed",
-               "skipped_pipe_limit", "unmoved", "bytes"]
+               "skipped_pipe_limit", "unmoved", "bytes", "overtime", "leases_ended"]
 
 
 def stats_dict(text):

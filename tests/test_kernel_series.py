@@ -16,7 +16,7 @@ import pytest
 
 STATS = ["active", "waiting", "started", "admitted", "completed", "failed",
          "skipped_full", "skipped_timeout", "skipped_killed",
-         "skipped_pipe_limit", "unmoved", "bytes"]
+         "skipped_pipe_limit", "unmoved", "bytes", "overtime", "leases_ended"]
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 MB = 8
@@ -76,7 +76,8 @@ def check_invariants(s):
     assert s["started"] == (s["admitted"] + s["waiting"] + s["skipped_full"]
                             + s["skipped_timeout"] + s["skipped_killed"]
                             + s["skipped_pipe_limit"]), s
-    assert s["admitted"] == s["completed"] + s["failed"] + s["active"], s
+    assert s["admitted"] == (s["completed"] + s["failed"] + s["active"]
+                             + s["overtime"]), s
 
 
 def valid_cores(res, n):
@@ -100,7 +101,7 @@ def run(boot):
 def test_defaults_and_stats(run):
     res = run(f"""
 for f in core_max_concurrency core_max_waiting core_wait_timeout_ms \
-         core_writeback_window core_cgroup; do
+         core_writeback_window core_cgroup core_slot_lease_ms; do
     echo "$f=$(cat $K/$f 2>/dev/null || echo MISSING)" >> $RESULTS/knobs
 done
 stats > $RESULTS/before
@@ -112,6 +113,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     assert knobs == {"core_max_concurrency": "0", "core_max_waiting": "0",
                      "core_wait_timeout_ms": "0",
                      "core_writeback_window": "1024",
+                     "core_slot_lease_ms": "120000",
                      "core_cgroup": ""}
     assert stats(res.text("before")) == dict.fromkeys(STATS, 0)
     s = stats(res.text("after"))
@@ -276,6 +278,54 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     assert s["completed"] == 5 and s["failed"] == 0, s
     check_invariants(s)
     valid_cores(res, 5)
+
+
+def test_stuck_helper_gives_its_slot_back(run):
+    """One slot, a 2 s lease, and a pipe helper that never reads the first
+    core (a stuck destination): the second crash is admitted when the
+    first dump's lease ends and its core is written whole while the first
+    still hangs, counted as overtime. Killing the stuck helper ends the
+    first dump as failed; the counters add up at every step."""
+    res = run(f"""
+cat > /bin/stuckhelper <<'EOF'
+#!/bin/sh
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+if mkdir /scratch/stuck 2>/dev/null; then
+    echo $$ > /scratch/stuck/pid
+    exec sleep 600
+fi
+cat > /scratch/core.$1
+EOF
+chmod +x /bin/stuckhelper
+echo "|/bin/stuckhelper %p" > $K/core_pattern
+echo 64 > $K/core_pipe_limit
+echo 1 > $K/core_max_concurrency
+echo 2000 > $K/core_slot_lease_ms
+crasher -m {MB} -s 11 & a=$!
+waitfor 60 "the first dump holds the slot" field_is 1 1
+t0=$(now_ms)
+crasher -m {MB} -s 11 & b=$!
+wait $b || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
+stats > $RESULTS/second
+kill -0 $a && echo alive > $RESULTS/first_state
+checkcores /scratch/core.$b > $RESULTS/cores.json
+kill $(cat /scratch/stuck/pid)
+wait $a || true
+wait_field 13 0
+stats > $RESULTS/after
+""", timeout=300)
+    # the second dump waited for the lease, not for the stuck one
+    assert 1500 <= int(res.text("second_ms")) < 60000, res.text("second_ms")
+    assert res.text("first_state").strip() == "alive"
+    s2 = stats(res.text("second"))
+    assert s2["admitted"] == 2 and s2["completed"] == 1, s2
+    assert s2["overtime"] == 1 and s2["leases_ended"] >= 1, s2
+    check_invariants(s2)
+    valid_cores(res, 1)
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["failed"] == 1 and s["overtime"] == 0, s
+    check_invariants(s)
 
 
 def test_bad_input(run):

@@ -173,8 +173,10 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 			       format_size(b1, sizeof(b1), p[COREDAM_PIPE_BYTES]),
 			       format_size(b2, sizeof(b2), p[COREDAM_PIPE_BYTES_DISK]));
 		}
-		printf("Now:          %" PRIu64 " writing, %" PRIu64 " waiting\n", x[COREDAM_STAT_ACTIVE],
-		       x[COREDAM_STAT_WAITING]);
+		printf("Now:          %" PRIu64 " writing, %" PRIu64 " waiting, %" PRIu64
+		       " writing past their slot's lease (%" PRIu64 " leases ended)\n",
+		       x[COREDAM_STAT_ACTIVE], x[COREDAM_STAT_WAITING], x[COREDAM_STAT_OVERTIME],
+		       x[COREDAM_STAT_LEASES_ENDED]);
 	} else {
 		printf("Counters:     unavailable (no kernel.core_dump_stats, and coredam-pipe has not run)\n");
 	}

@@ -56,15 +56,18 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 		"Dumps skipped because their wait timed out (kernel).",
 		"Dumps killed while waiting (kernel).",
 		"Pipe dumps skipped by core_pipe_limit (kernel).",
-		"Admitted dumps that could not be moved into the dump cgroup (kernel).",
+		"Admitted dumps not charged to the dump cgroup (kernel).",
 		"Bytes of core written by admitted dumps (kernel).",
+		"Dumps still writing after their slot's lease ended (kernel).",
+		"Slots given back when their lease ended (kernel).",
 	};
 	struct out w = { .buf = buf, .size = size };
 
 	metric_u(&w, "kernel_support", "gauge", "1 if the kernel has every coredam knob.", m->kernel_full);
 	if (m->have_stats) {
 		for (int i = 0; i < COREDAM_STATS_N; i++) {
-			bool gauge = i == COREDAM_STAT_ACTIVE || i == COREDAM_STAT_WAITING;
+			bool gauge = i == COREDAM_STAT_ACTIVE || i == COREDAM_STAT_WAITING ||
+				     i == COREDAM_STAT_OVERTIME;
 			char name[64];
 
 			snprintf(name, sizeof(name), "dumps_%s%s", coredam_stat_names[i],

@@ -9,7 +9,7 @@
 const char *const coredam_stat_names[COREDAM_STATS_N] = {
 	"active", "waiting", "started", "admitted", "completed", "failed",
 	"skipped_full", "skipped_timeout", "skipped_killed", "skipped_pipe_limit",
-	"unmoved", "bytes",
+	"unmoved", "bytes", "overtime", "leases_ended",
 };
 
 static int sysctl_path(const struct coredam_roots *roots, const char *name, char *buf, size_t size)
@@ -188,7 +188,7 @@ int coredam_stats_parse(const char *line, struct coredam_stats *ret)
 		else if (*p && *p != '\n')
 			return -EBADMSG;
 	}
-	if (n < COREDAM_STATS_N)
+	if (n < COREDAM_STATS_MIN)
 		return -EBADMSG;
 	*ret = s;
 	return 0;
@@ -214,7 +214,8 @@ bool coredam_stats_consistent(const struct coredam_stats *s)
 			       v[COREDAM_STAT_SKIPPED_FULL] + v[COREDAM_STAT_SKIPPED_TIMEOUT] +
 			       v[COREDAM_STAT_SKIPPED_KILLED] + v[COREDAM_STAT_SKIPPED_PIPE_LIMIT] &&
 	       v[COREDAM_STAT_ADMITTED] ==
-		       v[COREDAM_STAT_COMPLETED] + v[COREDAM_STAT_FAILED] + v[COREDAM_STAT_ACTIVE];
+		       v[COREDAM_STAT_COMPLETED] + v[COREDAM_STAT_FAILED] + v[COREDAM_STAT_ACTIVE] +
+			       v[COREDAM_STAT_OVERTIME];
 }
 
 #define SAVED_FILE "sysctl.saved"

@@ -61,8 +61,13 @@ enum {
 	COREDAM_STAT_SKIPPED_PIPE_LIMIT,
 	COREDAM_STAT_UNMOVED,
 	COREDAM_STAT_BYTES,
+	COREDAM_STAT_OVERTIME,		/* gauge: writing after their lease ended */
+	COREDAM_STAT_LEASES_ENDED,
 	COREDAM_STATS_N,
 };
+
+/* The fields of the first series' line; later fields read as 0 when absent. */
+#define COREDAM_STATS_MIN (COREDAM_STAT_BYTES + 1)
 
 struct coredam_stats {
 	uint64_t v[COREDAM_STATS_N];
@@ -70,7 +75,7 @@ struct coredam_stats {
 
 extern const char *const coredam_stat_names[COREDAM_STATS_N];
 
-/* One line of twelve (or more: new fields are appended) unsigned decimals. */
+/* One line of COREDAM_STATS_MIN or more (new fields are appended) unsigned decimals. */
 int coredam_stats_parse(const char *line, struct coredam_stats *ret);
 int coredam_stats_read(const struct coredam_roots *roots, struct coredam_stats *ret);
 /* Do the documented invariants hold? (exact at rest) */

@@ -63,6 +63,8 @@ TEST(metrics_output)
 	CHECK(coredam_metrics_format(&m, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "# TYPE coredam_dumps_started_total counter\ncoredam_dumps_started_total 3\n"));
 	CHECK(strstr(buf, "# TYPE coredam_dumps_active gauge\ncoredam_dumps_active 1\n"));
+	CHECK(strstr(buf, "# TYPE coredam_dumps_overtime gauge\ncoredam_dumps_overtime 13\n"));
+	CHECK(strstr(buf, "coredam_dumps_leases_ended_total 14\n"));
 	CHECK(strstr(buf, "coredam_dumps_skipped_timeout_total 8\n"));
 	CHECK(strstr(buf, "coredam_dump_bytes_total 12\n"));
 	CHECK(strstr(buf, "coredam_mode{mode=\"adaptive\"} 1\n"));

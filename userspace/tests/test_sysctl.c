@@ -53,8 +53,15 @@ TEST(stats_parse)
 	CHECK(coredam_stats_consistent(&s));
 	s.v[COREDAM_STAT_COMPLETED]++;
 	CHECK(!coredam_stats_consistent(&s));
+	/* the lease's fields; a line without them reads them as 0 */
+	CHECK(coredam_stats_parse("0 0 3 3 1 0 0 0 0 0 0 9 2 2\n", &s) == 0);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_OVERTIME], 2);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_LEASES_ENDED], 2);
+	CHECK(coredam_stats_consistent(&s));
+	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0 0", &s) == 0);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_OVERTIME], 0);
 	/* fields appended by a newer kernel are ignored */
-	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0 0 7 8", &s) == 0);
+	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0 0 7 8 9", &s) == 0);
 	memset(&keep, 0x33, sizeof(keep));
 	s = keep;
 	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0", &s) == -EBADMSG); /* 11 fields */
