@@ -36,7 +36,7 @@ struct tracked_dump {
 	pid_t pid;
 	enum coredam_dump_state state;
 	char exe[256];
-	uint64_t first_usec, admitted_usec, bytes;
+	uint64_t first_usec, admitted_usec, bytes, syscw;
 	bool seen;
 };
 

@@ -44,7 +44,12 @@ void track_dumps(struct agent *a)
 		a->dumps[i].seen = false;
 	for (size_t i = 0; i < n; i++) {
 		struct tracked_dump *t = find_dump(a, v[i].pid);
+		struct coredam_dump_seen before = { 0 };
 
+		if (t)
+			before = (struct coredam_dump_seen){ true, t->state, t->syscw };
+		v[i].state = coredam_dump_classify(&v[i], &before, have_st && a->kern.core_max_concurrency,
+						   have_st ? st.v[COREDAM_STAT_WAITING] : 0);
 		if (v[i].state == COREDAM_DUMP_WRITING || v[i].state == COREDAM_DUMP_DUMPING)
 			writing++;
 		else if (v[i].state == COREDAM_DUMP_WAITING)
@@ -69,6 +74,7 @@ void track_dumps(struct agent *a)
 		}
 		t->state = v[i].state;
 		t->bytes = v[i].write_bytes;
+		t->syscw = v[i].syscw;
 		t->seen = true;
 	}
 	free(v);

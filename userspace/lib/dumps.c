@@ -84,7 +84,7 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 			continue;
 		dp.pid = (pid_t)pid;
 		if (dumping)
-			dp.state = in_cg ? COREDAM_DUMP_WRITING : *cgroup ? COREDAM_DUMP_WAITING : COREDAM_DUMP_DUMPING;
+			dp.state = in_cg ? COREDAM_DUMP_WRITING : COREDAM_DUMP_DUMPING;
 		else
 			dp.state = COREDAM_DUMP_HELPER;
 		status_field(status, "Name", dp.comm, sizeof(dp.comm));
@@ -99,6 +99,9 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 				p = io - 1;
 			if (p)
 				dp.write_bytes = strtoull(p + 13, NULL, 10);
+			p = strstr(io, "\nsyscw:");
+			if (p)
+				dp.syscw = strtoull(p + 7, NULL, 10);
 		}
 		if (n == alloc) {
 			struct coredam_dump *nv;
@@ -114,4 +117,19 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 	*ret = TAKE_PTR(v);
 	*ret_n = n;
 	return 0;
+}
+
+enum coredam_dump_state coredam_dump_classify(const struct coredam_dump *now,
+					      const struct coredam_dump_seen *before,
+					      bool have_queue, uint64_t kernel_waiting)
+{
+	if (now->state != COREDAM_DUMP_DUMPING)
+		return now->state;
+	if (!have_queue)
+		return COREDAM_DUMP_DUMPING;
+	if (kernel_waiting == 0)
+		return COREDAM_DUMP_WRITING;
+	if (before->known && (before->state == COREDAM_DUMP_WRITING || now->syscw > before->syscw))
+		return COREDAM_DUMP_WRITING;
+	return COREDAM_DUMP_WAITING;
 }

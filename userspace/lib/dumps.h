@@ -9,10 +9,10 @@
 #include "roots.h"
 
 enum coredam_dump_state {
-	COREDAM_DUMP_WRITING,	/* dumping, inside the dump cgroup: admitted */
-	COREDAM_DUMP_WAITING,	/* dumping, not (yet) moved: waiting for a slot */
+	COREDAM_DUMP_WRITING,	/* dumping, admitted */
+	COREDAM_DUMP_WAITING,	/* dumping, waiting for a slot */
 	COREDAM_DUMP_HELPER,	/* a pipe helper inside the dump cgroup */
-	COREDAM_DUMP_DUMPING,	/* dumping, no dump cgroup to tell admission */
+	COREDAM_DUMP_DUMPING,	/* dumping; the listing alone cannot tell more */
 };
 
 struct coredam_dump {
@@ -21,6 +21,7 @@ struct coredam_dump {
 	char comm[32];
 	char exe[256];
 	uint64_t write_bytes;	/* /proc/PID/io write_bytes */
+	uint64_t syscw;		/* /proc/PID/io syscw: the dump's writes count too */
 };
 
 const char *coredam_dump_state_str(enum coredam_dump_state s);
@@ -28,8 +29,29 @@ const char *coredam_dump_state_str(enum coredam_dump_state s);
 /*
  * Every task dumping core ("CoreDumping: 1" in /proc/PID/status) and every
  * process in the dump cgroup @cgroup ("" = none). *ret is malloc()ed.
+ * A dumper is listed as DUMPING: the kernel keeps it in its own cgroup,
+ * waiting or writing alike (the first series moved admitted dumpers into
+ * @cgroup: such a one is listed as WRITING).
  */
 int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		       struct coredam_dump **ret, size_t *ret_n);
+
+/* What the agent knew of a dumper at its last look. */
+struct coredam_dump_seen {
+	bool known;
+	enum coredam_dump_state state;
+	uint64_t syscw;
+};
+
+/*
+ * Whether a dumper listed now writes or waits for a slot. With nobody
+ * waiting in the kernel's queue (@kernel_waiting 0) every dumper writes;
+ * a dumper whose write count grew since the last look, or that was seen
+ * writing before, has been admitted; any other waits. Without a queue
+ * (@have_queue false) a dumper is only DUMPING.
+ */
+enum coredam_dump_state coredam_dump_classify(const struct coredam_dump *now,
+					      const struct coredam_dump_seen *before,
+					      bool have_queue, uint64_t kernel_waiting);
 
 #endif

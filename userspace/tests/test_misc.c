@@ -182,7 +182,7 @@ TEST(dumps_from_proc)
 			CHECK_STREQ(d[i].exe, "/usr/bin/crasher");
 			CHECK_STREQ(d[i].comm, "crasher");
 		} else if (d[i].pid == 101) {
-			CHECK(d[i].state == COREDAM_DUMP_WAITING);
+			CHECK(d[i].state == COREDAM_DUMP_DUMPING);
 		} else {
 			CHECK(d[i].pid == 103 && d[i].state == COREDAM_DUMP_HELPER);
 		}
@@ -191,6 +191,27 @@ TEST(dumps_from_proc)
 	d = NULL;
 	CHECK(coredam_dumps_list(&r, "", &d, &n) == 0 && n == 2);
 	free(d);
+}
+
+TEST(dump_classify)
+{
+	struct coredam_dump now = { .state = COREDAM_DUMP_DUMPING, .syscw = 10 };
+	struct coredam_dump_seen none = { 0 }, same = { true, COREDAM_DUMP_WAITING, 10 },
+				 fewer = { true, COREDAM_DUMP_WAITING, 9 }, wrote = { true, COREDAM_DUMP_WRITING, 10 };
+	struct coredam_dump helper = { .state = COREDAM_DUMP_HELPER }, v1 = { .state = COREDAM_DUMP_WRITING };
+
+	/* no queue: nothing to tell */
+	CHECK(coredam_dump_classify(&now, &none, false, 3) == COREDAM_DUMP_DUMPING);
+	/* nobody waits: every dumper writes */
+	CHECK(coredam_dump_classify(&now, &none, true, 0) == COREDAM_DUMP_WRITING);
+	/* someone waits: new and idle dumpers wait, one that wrote writes */
+	CHECK(coredam_dump_classify(&now, &none, true, 1) == COREDAM_DUMP_WAITING);
+	CHECK(coredam_dump_classify(&now, &same, true, 1) == COREDAM_DUMP_WAITING);
+	CHECK(coredam_dump_classify(&now, &fewer, true, 1) == COREDAM_DUMP_WRITING);
+	CHECK(coredam_dump_classify(&now, &wrote, true, 1) == COREDAM_DUMP_WRITING);
+	/* what the listing knows stays */
+	CHECK(coredam_dump_classify(&helper, &none, true, 1) == COREDAM_DUMP_HELPER);
+	CHECK(coredam_dump_classify(&v1, &none, true, 1) == COREDAM_DUMP_WRITING);
 }
 
 TEST(control_parse)
