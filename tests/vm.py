@@ -12,8 +12,9 @@ The job
 goes in on a disk with serial "coredam-job" (a tar: run.sh, sysctls, the
 files asked for) and comes back on a disk with serial "coredam-results"
 (a tar of $RESULTS with the job's exit status in rc). Nothing is read from
-the console but kernel splats: a panic, a WARN (panic_on_warn=1), a BUG or
-a hang are errors of their own, with the console log attached.
+the console but kernel splats (find_splat): a panic, a WARN (panic_on_warn=1),
+a BUG, a lockdep report, an RCU stall or a hang are errors of their own, with
+the console log attached.
 
 The scratch disk is a fresh ext4 image whose writes QEMU throttles to
 disk_bps_write bytes a second, so that disk contention in the guest is real
@@ -41,13 +42,38 @@ ROOTFS = BUILD / "rootfs" / "debian.img"
 # the same time (make test runs the debug kernel's tests beside the others)
 LOGS = Path(os.environ.get("COREDAM_LOGS") or BUILD / "vm-logs")
 
-# Lines that mean the kernel is unhappy even when the job finished.
-SPLAT = re.compile(
-    r"(Kernel panic - not syncing|\bBUG: |WARNING: CPU: |"
-    r"INFO: task .* blocked for more than|watchdog: BUG: soft lockup|"
-    r"possible circular locking dependency|Oops: |general protection fault|"
-    r"UBSAN: |KASAN: |kmemleak: .* new suspected memory leaks)"
-)
+# A kernel line on the console starts with its printk timestamp (and, with
+# CONFIG_PRINTK_CALLER, the caller's id); the job's output copied there has
+# none, so a job may print "WARNING: " without failing its boot.
+_PRINTK = r"\[\s*\d+\.\d+\](?:\[\s*[CT]\d+\])? "
+
+# Report headers that mean the kernel is unhappy even when the job finished.
+SPLAT = re.compile("|".join([
+    r"Kernel panic - not syncing",
+    r"\bBUG: ",                   # BUG(), soft lockup, KASAN, lockdep's "[ BUG: ... ]"
+    _PRINTK + r"WARNING: ",       # WARN(), every lockdep header, suspicious RCU usage
+    r"INFO: task .* blocked for more than",
+    r"INFO: \S+ (?:self-)?detected (?:expedited )?stall",    # RCU, RCU tasks
+    r"INFO: Stall ended before state dump start",
+    r"Watchdog detected hard LOCKUP",
+    r"list_(?:add|del) corruption",
+    r"Oops: ",
+    r"general protection fault",
+    r"UBSAN: ",
+    r"KASAN: ",
+    r"kmemleak: .* new suspected memory leaks",
+]))
+
+
+def find_splat(console):
+    """The first console line with a kernel report header, stripped; None
+    when the kernel reported nothing."""
+    m = SPLAT.search(console)
+    if not m:
+        return None
+    start = console.rfind("\n", 0, m.start()) + 1
+    end = console.find("\n", m.end())
+    return console[start:end if end >= 0 else len(console)].strip()
 
 
 class GuestError(Exception):
@@ -281,9 +307,9 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
             if "Kernel panic" in text:
                 raise GuestPanic("kernel panicked before the job finished", text, log_dir)
             raise GuestError("guest gave back no result", text, log_dir)
-        splat = SPLAT.search(text)
+        splat = find_splat(text)
         if check_splat and splat:
-            raise GuestKernelSplat(f"kernel reported '{splat.group(0)}'", text, log_dir)
+            raise GuestKernelSplat(f"kernel reported '{splat}'", text, log_dir)
         rc = int((out_dir / "rc").read_text().strip())
         output = (out_dir / "output.log").read_text(errors="replace") \
             if (out_dir / "output.log").exists() else ""
