@@ -135,6 +135,30 @@ def test_kernel_panic_is_reported(boot):
     assert "sysrq triggered crash" in e.value.console
 
 
+def test_tainted_kernel_is_reported(boot):
+    # root may add taint bits; a kernel tainted at the end of the job fails
+    # the boot although the console is clean
+    with pytest.raises(vm.GuestKernelSplat) as e:
+        boot("echo 4096 > /proc/sys/kernel/tainted\n", scratch=False)
+    assert "kernel tainted: 4096 (O: out-of-tree module)" in str(e.value)
+
+
+def test_taint_check(tmp_path):
+    # what the guest recorded decides: 0 passes, any bit is named, and no
+    # record at all is an error of its own
+    tainted = tmp_path / "tainted"
+    tainted.write_text("0\n")
+    vm._check_taint(tmp_path, "", tmp_path)
+    tainted.write_text("640\n")
+    with pytest.raises(vm.GuestKernelSplat) as e:
+        vm._check_taint(tmp_path, "", tmp_path)
+    assert "kernel tainted: 640 (D: kernel died: oops or BUG, W: kernel warning)" in str(e.value)
+    tainted.unlink()
+    with pytest.raises(vm.GuestError) as e:
+        vm._check_taint(tmp_path, "", tmp_path)
+    assert type(e.value) is vm.GuestError and "no tainted file" in str(e.value)
+
+
 def test_hanging_guest_is_reported(boot):
     with pytest.raises(vm.GuestTimeout) as e:
         boot("touch $RESULTS/started\nsleep 100000\n", scratch=False, timeout=30)
