@@ -162,8 +162,8 @@ static void read_ledger(const struct core *c, struct pattern_count *ret)
 }
 
 /*
- * The intact pattern pages of process c->pid in the core's segments (those
- * in the file, for a core cut short), each counted once. A page whose header gives another page count than the
+ * The intact pattern pages of process c->pid in the core's segments (as
+ * far as they are in the file, for a core cut short), each counted once. A page whose header gives another page count than the
  * ledger's is not one the process recorded (without a ledger, the first
  * intact page's count is taken, for the report only): 0, or -ENOMEM.
  */
@@ -175,9 +175,13 @@ static int count_pattern(const struct core *c, struct pattern_count *ret)
 	unsigned char *seen = NULL;
 
 	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD || ph[i].p_offset + ph[i].p_filesz > c->size)
+		uint64_t len = ph[i].p_filesz;
+
+		if (ph[i].p_type != PT_LOAD || ph[i].p_offset >= c->size)
 			continue;
-		for (uint64_t off = 0; off + PATTERN_PAGE <= ph[i].p_filesz; off += PATTERN_PAGE) {
+		if (len > c->size - ph[i].p_offset)
+			len = c->size - ph[i].p_offset;
+		for (uint64_t off = 0; off + PATTERN_PAGE <= len; off += PATTERN_PAGE) {
 			struct pattern_hdr h;
 
 			if (!pattern_check(c->m + ph[i].p_offset + off, &h))
