@@ -10,7 +10,8 @@ NT_PRSTATUS, NT_PRPSINFO, NT_AUXV, NT_SIGINFO, NT_FILE = 1, 3, 6, 0x53494749, 0x
 
 def parse(data):
     """Return {'type', 'machine', 'loads', 'load_bytes', 'notes': {type: count},
-    'pid', 'signal'}; raise ValueError for anything that is not a whole core."""
+    'pid', 'signal', 'segments': [(p_type, p_offset, p_filesz)]}; raise
+    ValueError for anything that is not a whole core."""
     if data[:4] != b"\x7fELF":
         raise ValueError("not an ELF file")
     if data[4] != 2:
@@ -20,12 +21,13 @@ def parse(data):
     if e_type != ET_CORE:
         raise ValueError(f"e_type {e_type} is not ET_CORE")
     out = {"type": e_type, "machine": e_machine, "loads": 0, "load_bytes": 0,
-           "notes": {}, "pid": None, "signal": None}
+           "notes": {}, "pid": None, "signal": None, "segments": []}
     for i in range(e_phnum):
         p_type, _flags, p_offset, _vaddr, _paddr, p_filesz, _memsz, _align = \
             struct.unpack_from("<IIQQQQQQ", data, e_phoff + i * e_phentsize)
         if p_offset + p_filesz > len(data):
             raise ValueError(f"segment {i} runs past the end of the file")
+        out["segments"].append((p_type, p_offset, p_filesz))
         if p_type == PT_LOAD:
             out["loads"] += 1
             out["load_bytes"] += p_filesz

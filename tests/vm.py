@@ -12,8 +12,10 @@ The job
 goes in on a disk with serial "coredam-job" (a tar: run.sh, sysctls, the
 files asked for) and comes back on a disk with serial "coredam-results"
 (a tar of $RESULTS with the job's exit status in rc). Nothing is read from
-the console but kernel splats: a panic, a WARN (panic_on_warn=1), a BUG or
-a hang are errors of their own, with the console log attached.
+the console but kernel splats (find_splat): a panic, a WARN (panic_on_warn=1),
+a BUG, a lockdep report, an RCU stall or a hang are errors of their own, with
+the console log attached. So is a kernel that tainted itself: the guest records
+/proc/sys/kernel/tainted as the job's last step, and it must be 0.
 
 The scratch disk is a fresh ext4 image whose writes QEMU throttles to
 disk_bps_write bytes a second, so that disk contention in the guest is real
@@ -41,13 +43,63 @@ ROOTFS = BUILD / "rootfs" / "debian.img"
 # the same time (make test runs the debug kernel's tests beside the others)
 LOGS = Path(os.environ.get("COREDAM_LOGS") or BUILD / "vm-logs")
 
-# Lines that mean the kernel is unhappy even when the job finished.
-SPLAT = re.compile(
-    r"(Kernel panic - not syncing|\bBUG: |WARNING: CPU: |"
-    r"INFO: task .* blocked for more than|watchdog: BUG: soft lockup|"
-    r"possible circular locking dependency|Oops: |general protection fault|"
-    r"UBSAN: |KASAN: |kmemleak: .* new suspected memory leaks)"
-)
+# A kernel line on the console starts with its printk timestamp (and, with
+# CONFIG_PRINTK_CALLER, the caller's id); the job's output copied there has
+# none, so a job may print "WARNING: " without failing its boot.
+_PRINTK = r"\[\s*\d+\.\d+\](?:\[\s*[CT]\d+\])? "
+
+# Report headers that mean the kernel is unhappy even when the job finished.
+SPLAT = re.compile("|".join([
+    r"Kernel panic - not syncing",
+    r"\bBUG: ",                   # BUG(), soft lockup, KASAN, lockdep's "[ BUG: ... ]"
+    _PRINTK + r"WARNING: ",       # WARN(), every lockdep header, suspicious RCU usage
+    r"INFO: task .* blocked for more than",
+    r"INFO: \S+ (?:self-)?detected (?:expedited )?stall",    # RCU, RCU tasks
+    r"INFO: Stall ended before state dump start",
+    r"Watchdog detected hard LOCKUP",
+    r"list_(?:add|del) corruption",
+    r"Oops: ",
+    r"general protection fault",
+    r"UBSAN: ",
+    r"KASAN: ",
+    r"kmemleak: .* new suspected memory leaks",
+]))
+
+
+def find_splat(console):
+    """The first console line with a kernel report header, stripped; None
+    when the kernel reported nothing."""
+    m = SPLAT.search(console)
+    if not m:
+        return None
+    start = console.rfind("\n", 0, m.start()) + 1
+    end = console.find("\n", m.end())
+    return console[start:end if end >= 0 else len(console)].strip()
+
+
+# /proc/sys/kernel/tainted, bit by bit, as
+# Documentation/admin-guide/tainted-kernels.rst has it
+TAINTS = [
+    ("P", "proprietary module"), ("F", "force-loaded module"),
+    ("S", "out-of-spec system"), ("R", "force-unloaded module"),
+    ("M", "machine check"), ("B", "bad page"),
+    ("U", "taint requested by userspace"), ("D", "kernel died: oops or BUG"),
+    ("A", "ACPI table overridden"), ("W", "kernel warning"),
+    ("C", "staging driver"), ("I", "firmware workaround"),
+    ("O", "out-of-tree module"), ("E", "unsigned module"),
+    ("L", "soft lockup"), ("K", "live patched"), ("X", "auxiliary taint"),
+    ("T", "struct randomization"), ("N", "in-kernel test"),
+]
+
+
+def decode_taint(value):
+    """"O: out-of-tree module, ..." for a value of /proc/sys/kernel/tainted."""
+    out = []
+    for bit in range(value.bit_length()):
+        if value >> bit & 1:
+            letter, what = TAINTS[bit] if bit < len(TAINTS) else ("?", f"bit {bit}")
+            out.append(f"{letter}: {what}")
+    return ", ".join(out)
 
 
 class GuestError(Exception):
@@ -198,7 +250,8 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
     """Boot `kernel`, run `script` (busybox sh, `set -e`) in the guest.
 
     Returns a Result; raises GuestPanic, GuestTimeout or GuestKernelSplat
-    when the guest gave no result or the kernel complained.
+    when the guest gave no result or the kernel complained or tainted
+    itself. check_splat=False leaves the console and the taint unchecked.
     """
     kpath = kernel_path(kernel, config)
     if rootfs is None and not INITRAMFS.exists():
@@ -281,9 +334,11 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
             if "Kernel panic" in text:
                 raise GuestPanic("kernel panicked before the job finished", text, log_dir)
             raise GuestError("guest gave back no result", text, log_dir)
-        splat = SPLAT.search(text)
+        splat = find_splat(text)
         if check_splat and splat:
-            raise GuestKernelSplat(f"kernel reported '{splat.group(0)}'", text, log_dir)
+            raise GuestKernelSplat(f"kernel reported '{splat}'", text, log_dir)
+        if check_splat:
+            _check_taint(out_dir, text, log_dir)
         rc = int((out_dir / "rc").read_text().strip())
         output = (out_dir / "output.log").read_text(errors="replace") \
             if (out_dir / "output.log").exists() else ""
@@ -291,6 +346,19 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
                       log_dir=log_dir, wall_s=wall)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _check_taint(out_dir, console, log_dir):
+    """A kernel that tainted itself (a WARN that did not panic, a soft
+    lockup, an oops in a thread that lived on) failed, whatever the console
+    shows: runjob records /proc/sys/kernel/tainted as its last step."""
+    f = out_dir / "tainted"
+    if not f.exists():
+        raise GuestError("guest gave back no tainted file", console, log_dir)
+    value = int(f.read_text().strip())
+    if value:
+        raise GuestKernelSplat(f"kernel tainted: {value} ({decode_taint(value)})",
+                               console, log_dir)
 
 
 def _extract(tar_path, dest):

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * crasher: allocate N MiB, fill every page with a pattern corecheck can
- * recognise in the core, optionally wait for a start file, then die by a
- * given signal.
+ * recognise in the core, record how many pages in the pattern ledger
+ * (pattern.h), optionally wait for a start file, then die by a given signal.
+ * A ledger it cannot write ends it with status 1 before it crashes.
  *
  *   crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t THREADS] [-T] [-H] [-u UID]
  *
@@ -95,6 +96,20 @@ static int reexec_as(uid_t uid, int argc, char **argv)
 	return 1;
 }
 
+/* corecheck expects what the ledger says; without it no core is complete */
+static int record_ledger(uint32_t npages)
+{
+	char path[4096] = "the ledger";
+	int r = pattern_ledger_write(npages);
+
+	if (r < 0) {
+		(void)pattern_ledger_path((long)getpid(), path, sizeof(path));
+		fprintf(stderr, "crasher: cannot record %u pattern pages in %s: %s\n",
+			npages, path, strerror(-r));
+	}
+	return r;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -159,6 +174,8 @@ int main(int argc, char **argv)
 			pattern_fill(buf + i * PATTERN_PAGE, (uint32_t)getpid(), (uint32_t)i,
 				     (uint32_t)npages);
 	}
+	if (record_ledger((uint32_t)npages) < 0)
+		return 1;
 	if (together)
 		pthread_barrier_init(&crash_together, NULL, (unsigned int)threads);
 	for (long t = 1; t < threads; t++) {

@@ -7,7 +7,11 @@
  * Burst (no -p): forks N children that fill MB MiB each with the page
  * pattern corecheck recognises, waits until all are filled, then lets them
  * crash at the same moment. Sustained (-p MS): forks a child every MS
- * milliseconds that fills its memory and crashes at once.
+ * milliseconds that fills its memory and crashes at once. Every child
+ * records its pages in the pattern ledger (pattern.h) before it crashes;
+ * a child that cannot fill its memory or write its ledger says why and
+ * exits instead, and stormer then exits with status 1 (at once in a burst,
+ * after the storm's report when sustained).
  *
  * -c CGROUP: move stormer into that cgroup directory first, so every
  * crasher is charged there (its memory.peak is the memory the storm held).
@@ -55,7 +59,18 @@ static void sleep_us(int64_t us)
 		nanosleep(&ts, NULL);
 }
 
-/* The child: fill the memory, say ready, wait for go (if any), crash. */
+/* A child that cannot crash as asked: say why, tell a waiting parent, exit. */
+static void child_fail(int ready_fd, const char *what, int err)
+{
+	char c = 'x';
+
+	fprintf(stderr, "stormer: child %d: %s: %s\n", getpid(), what, strerror(err));
+	if (ready_fd >= 0)
+		(void)write(ready_fd, &c, 1);
+	_exit(1);
+}
+
+/* The child: fill the memory, record it, say ready, wait for go (if any), crash. */
 static void crash_child(long mb, int ready_fd, int go_fd, int report_fd)
 {
 	size_t npages = (size_t)mb * 1024 * 1024 / PATTERN_PAGE;
@@ -63,15 +78,19 @@ static void crash_child(long mb, int ready_fd, int go_fd, int report_fd)
 	struct report r = { getpid(), 0 };
 	unsigned char *buf;
 	char c = 'r';
+	int err;
 
 	setrlimit(RLIMIT_CORE, &rl);
 	buf = mmap(NULL, npages * PATTERN_PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
-		_exit(1);
+		child_fail(ready_fd, "mmap", errno);
 	for (size_t i = 0; i < npages; i++)
 		pattern_fill(buf + i * PATTERN_PAGE, (uint32_t)getpid(), (uint32_t)i,
 			     (uint32_t)npages);
+	err = pattern_ledger_write((uint32_t)npages);
+	if (err < 0)
+		child_fail(ready_fd, "cannot record its pattern pages in the ledger", -err);
 	if (ready_fd >= 0 && write(ready_fd, &c, 1) != 1)
 		_exit(1);
 	if (go_fd >= 0 && read(go_fd, &c, 1) < 0)
@@ -82,6 +101,15 @@ static void crash_child(long mb, int ready_fd, int go_fd, int report_fd)
 	signal(SIGSEGV, SIG_DFL);
 	*(volatile int *)0 = 1;
 	_exit(1);
+}
+
+/* A burst child failed to get ready: no crash of this storm may follow. */
+static int stop_storm(const pid_t *pids, long forked)
+{
+	fprintf(stderr, "stormer: a child did not get ready, stopping the storm\n");
+	for (long i = 0; i < forked; i++)
+		kill(pids[i], SIGKILL);
+	return 1;
 }
 
 static int join_cgroup(const char *dir)
@@ -136,7 +164,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	prep_us = now_us();
-	long forked = 0, reaped = 0;
+	long forked = 0, reaped = 0, failed = 0;
 	int64_t next = prep_us;
 
 	while (reaped < n) {
@@ -160,8 +188,8 @@ int main(int argc, char **argv)
 				char c;
 
 				for (long i = 0; i < n; i++)
-					if (read(ready[0], &c, 1) != 1)
-						return 1;
+					if (read(ready[0], &c, 1) != 1 || c != 'r')
+						return stop_storm(pids, forked);
 				close(go[1]);	/* every child's read() returns: go */
 			}
 			continue;
@@ -188,6 +216,7 @@ int main(int argc, char **argv)
 				continue;
 			exit_us[i] = now_us();
 			dumped[i] = WIFSIGNALED(status) && WCOREDUMP(status);
+			failed += WIFEXITED(status);
 			reaped++;
 		}
 	}
@@ -209,7 +238,14 @@ int main(int argc, char **argv)
 		fprintf(f, "crash %d %lld %lld %d\n", pids[i], (long long)crash_us[i] / 1000,
 			(long long)exit_us[i] / 1000, dumped[i]);
 	fprintf(f, "end %lld\n", (long long)end_us / 1000);
-	return fclose(f) ? 1 : 0;
+	if (fclose(f))
+		return 1;
+	if (failed) {
+		fprintf(stderr, "stormer: %ld of %ld children exited instead of crashing\n",
+			failed, n);
+		return 1;
+	}
+	return 0;
 usage:
 	fprintf(stderr, "usage: stormer -n N -m MB -o OUT [-p MS] [-c CGROUP]\n");
 	return 2;
