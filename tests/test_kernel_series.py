@@ -328,6 +328,36 @@ stats > $RESULTS/after
     check_invariants(s)
 
 
+def test_core_pipe_limit_skips_and_counts(run):
+    """core_pipe_limit keeps its meaning beside the queue: with a limit of
+    1 and a helper that holds the first dump, a second pipe dump is
+    skipped at once, counted as skipped_pipe_limit, and leaves no core."""
+    res = run(f"""
+mkhelper 3
+echo 1 > $K/core_pipe_limit
+crasher -m {MB} -s 11 & a=$!
+waitfor 60 "the first dump starts" field_is 1 1
+crasher -m {MB} -s 11 & b=$!
+wait $b || true
+echo $b > $RESULTS/b
+stats > $RESULTS/skipped
+wait $a || true
+wait_field 1 0
+stats > $RESULTS/after
+ls /scratch > $RESULTS/ls.txt
+checkcores /scratch/core.* > $RESULTS/cores.json
+""")
+    k = stats(res.text("skipped"))
+    assert k["started"] == 2 and k["skipped_pipe_limit"] == 1 and k["admitted"] == 1, k
+    check_invariants(k)
+    b = res.text("b").strip()
+    assert f"core.{b}" not in res.text("ls.txt").split(), res.text("ls.txt")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["skipped_pipe_limit"] == 1, s
+    check_invariants(s)
+    valid_cores(res, 1)
+
+
 def test_bad_input(run):
     """every invalid value is refused with the right errno and changes
     nothing; root in a child user namespace cannot redirect dumps (the
