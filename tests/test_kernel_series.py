@@ -280,6 +280,36 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     valid_cores(res, 5)
 
 
+def test_one_users_storm_does_not_hold_back_another_user(run):
+    """One slot; three crashes of uid 1000 (one writing, two waiting), then
+    one of uid 2000: the other user's crash is admitted next, not after
+    the storm, and uid 1000's own dumps keep their order."""
+    res = run(f"""
+mkhelper 2
+echo 1 > $K/core_max_concurrency
+crasher -m {MB} -s 11 -u 1000 & a1=$!
+waitfor 60 "the first dump starts" field_is 1 1
+crasher -m {MB} -s 11 -u 1000 & a2=$!
+waitfor 60 "one waits" field_is 2 1
+crasher -m {MB} -s 11 -u 1000 & a3=$!
+waitfor 60 "two wait" field_is 2 2
+crasher -m {MB} -s 11 -u 2000 & b=$!
+waitfor 60 "three wait" field_is 2 3
+for p in $a1 $a2 $a3 $b; do wait $p || true; done
+wait_field 1 0
+echo "$a1 $b $a2 $a3" > $RESULTS/expected
+cp /scratch/admitted $RESULTS/admitted
+stats > $RESULTS/after
+checkcores /scratch/core.* > $RESULTS/cores.json
+""", timeout=300)
+    assert res.text("admitted").split() == res.text("expected").split(), \
+        (res.text("admitted"), res.text("expected"))
+    s = stats(res.text("after"))
+    assert s["completed"] == 4, s
+    check_invariants(s)
+    valid_cores(res, 4)
+
+
 def test_stuck_helper_gives_its_slot_back(run):
     """One slot, a 2 s lease, and a pipe helper that never reads the first
     core (a stuck destination): the second crash is admitted when the
