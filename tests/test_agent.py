@@ -305,6 +305,74 @@ ConcurrencyCeiling=1
 """
 
 
+STORM_ADAPTIVE_CONF = CONF.replace("[Agent]\n", "[Agent]\nMode=adaptive\n") + """\
+[Adaptive]
+Floor=10M
+Ceiling=30M
+ConcurrencyFloor=1
+ConcurrencyCeiling=2
+"""
+
+
+def budget_events(log):
+    """(write_bps, foreground_pressure) of every budget change in the log."""
+    out = []
+    for line in log.splitlines():
+        if "event=budget" in line:
+            kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            out.append((int(kv["write_bps"]), float(kv["foreground_pressure"])))
+    return out
+
+
+def test_adaptive_budget_sees_past_the_dumpers_to_the_foreground(agent_boot):
+    """Dumpers stay in their own cgroup (here /crashers, which
+    PressureCgroups=auto watches), stalled by the dump cgroup's io.max most
+    of the time. Those stalls are the dumps' own: with nothing else using
+    the disk the budget does not back off for them. A foreground writer in
+    another cgroup then makes it back off, while the dumps go on."""
+    res = agent_boot("""
+mkdir -p /sys/fs/cgroup/crashers /sys/fs/cgroup/fg /scratch/fg
+start_agent
+stormer -n 16 -m 32 -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt > $RESULTS/stormer.out 2>&1 &
+spid=$!
+# the storm under way: four cores written, the rest writing or waiting
+wait_until 5 4 || st
+cp $RESULTS/agent.log $RESULTS/agent.storm
+st > $RESULTS/stats.fg-start
+sh -c 'echo $$ > /sys/fs/cgroup/fg/cgroup.procs
+       exec probe -d /scratch/fg -o $RESULTS/fg.txt -m write -i 2 -s /tmp/stop-fg' &
+fpid=$!
+n0=$(grep -c event=budget $RESULTS/agent.storm)
+backed_off() { grep event=budget $RESULTS/agent.log | tail -n +$((n0 + 1)) |
+    grep -q -E 'foreground_pressure=(0[.][1-9]|[1-9])'; }
+waitfor 60 "a budget change for the foreground writer" backed_off
+st > $RESULTS/stats.backed-off
+touch /tmp/stop-fg; wait $fpid
+wait $spid
+wait_idle
+sync
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+stop_agent
+""", conf=STORM_ADAPTIVE_CONF, timeout=900)
+    log = res.text("agent.log")
+    storm_phase = budget_events(res.text("agent.storm"))
+    after = budget_events(log)[len(storm_phase):]
+    # up to four cores written with only the dumpers stalling: the budget
+    # climbed from its 10 MB/s floor and never stepped down
+    assert storm_phase and storm_phase[-1][0] > 10_000_000, log
+    assert all(b2 >= b1 for (b1, _), (b2, _) in zip(storm_phase, storm_phase[1:])), storm_phase
+    assert all(p < 0.1 for _, p in storm_phase), storm_phase
+    # the foreground writer's stalls are seen: a step down, while dumps
+    # were still being written or waiting
+    downs = [b for b, p in after if p >= 0.1]
+    assert downs and min(downs) < storm_phase[-1][0], (storm_phase, after)
+    for f in ("stats.fg-start", "stats.backed-off"):
+        v = [int(x) for x in res.text(f).split()]
+        assert v[storm.STATS_NAMES.index("active")] + v[storm.STATS_NAMES.index("waiting")] > 0, (f, v)
+    assert "event=pressure-source cgroup=/crashers held=1" in log, log
+    cores_ok(res, 16)
+
+
 def test_set_reaches_the_adaptive_bounds(agent_boot):
     """In adaptive mode `set concurrency-floor/-ceiling` move the bounds
     and the kernel's limit follows at once; a floor above the ceiling is

@@ -30,6 +30,8 @@ enum {
 
 #define MAX_DEVS 8
 #define MAX_PSI 16
+#define MAX_WATCH 64
+#define MAX_HELD 32
 #define MAX_TRACKED 256
 
 struct tracked_dump {
@@ -42,9 +44,11 @@ struct tracked_dump {
 
 struct psi_source {
 	char path[PATH_MAX];	/* absolute path of the pressure file */
+	char cgroup[PATH_MAX];	/* its cgroup ("/system.slice"); "" for the system's */
 	int trigger_fd;
 	uint64_t last_total;
 	bool have_total;
+	bool held;		/* held a dumper at the last look: not counted */
 };
 
 struct agent {
@@ -80,6 +84,12 @@ struct agent {
 
 	struct psi_source psi[MAX_PSI];
 	size_t n_psi;
+	/* cgroups holding a dumper or a pipe helper at the last look */
+	char held[MAX_HELD][1024];
+	size_t n_held;
+	/* watched in place of a source that holds one: its dumper-free cgroups */
+	struct psi_source watch[MAX_WATCH];
+	size_t n_watch;
 	bool triggered;
 	uint64_t last_tick_usec;
 
@@ -118,6 +128,8 @@ int agent_set(struct agent *a, const char *name, const char *value, char *err, s
 void pressure_setup(struct agent *a);
 void pressure_close(struct agent *a);
 double pressure_sample(struct agent *a, uint64_t now);
+/* @cgroup ("" for the system) holds a dumper or a pipe helper at the last look */
+bool pressure_holds_dumper(const struct agent *a, const char *cgroup);
 
 /* loop.c */
 int agent_loop(struct agent *a);

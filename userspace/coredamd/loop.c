@@ -23,6 +23,45 @@ static struct tracked_dump *find_dump(struct agent *a, pid_t pid)
 	return NULL;
 }
 
+/*
+ * Remember the cgroup of a dumper or a helper: its stalls are the dumps'
+ * own, not foreground work. When there are too many, their top-level
+ * cgroups stand for them; more than that, none are set apart (their stalls
+ * count, which holds the budget down rather than letting it run).
+ */
+static void add_held(struct agent *a, const char *cg)
+{
+	for (size_t i = 0; i < a->n_held; i++)
+		if (strcmp(a->held[i], cg) == 0)
+			return;
+	if (a->n_held == MAX_HELD) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < a->n_held; i++) {
+			bool dup = false;
+
+			a->held[i][strcspn(a->held[i] + 1, "/") + 1] = '\0';
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = strcmp(a->held[j], a->held[i]) == 0;
+			if (!dup)
+				memmove(a->held[n++], a->held[i], sizeof(a->held[i]));
+		}
+		a->n_held = n;
+		if (n == MAX_HELD) {
+			log_debug("dumpers in more than %d top-level cgroups: counting all of their stalls", MAX_HELD);
+			a->n_held = 0;
+			return;
+		}
+		snprintf(a->held[a->n_held], sizeof(a->held[0]), "%.*s", (int)strcspn(cg + 1, "/") + 1, cg);
+		for (size_t i = 0; i < a->n_held; i++)
+			if (strcmp(a->held[i], a->held[a->n_held]) == 0)
+				return;
+		a->n_held++;
+		return;
+	}
+	snprintf(a->held[a->n_held++], sizeof(a->held[0]), "%s", cg);
+}
+
 void track_dumps(struct agent *a)
 {
 	struct coredam_dump *v = NULL;
@@ -42,9 +81,13 @@ void track_dumps(struct agent *a)
 		return;
 	for (size_t i = 0; i < a->n_dumps; i++)
 		a->dumps[i].seen = false;
+	a->n_held = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct tracked_dump *t = find_dump(a, v[i].pid);
 		struct coredam_dump_seen before = { 0 };
+
+		if (v[i].cgroup[0])
+			add_held(a, v[i].cgroup);
 
 		if (t)
 			before = (struct coredam_dump_seen){ true, t->state, t->syscw };
@@ -436,14 +479,26 @@ int agent_loop(struct agent *a)
 				log_debug("reading cgroup.events: %m");
 			track_dumps(a); /* the dump cgroup became (un)populated */
 		}
-		for (int i = psi0; i < n; i++) {
+		for (int i = psi0, looked = 0; i < n; i++) {
+			struct psi_source *ps = &a->psi[i - psi0];
+
 			if (p[i].revents & POLLERR) {
-				log_warning("PSI trigger on %s stopped working; sampling only", a->psi[i - psi0].path);
-				close(a->psi[i - psi0].trigger_fd);
-				a->psi[i - psi0].trigger_fd = -1;
+				log_warning("PSI trigger on %s stopped working; sampling only", ps->path);
+				close(ps->trigger_fd);
+				ps->trigger_fd = -1;
 			} else if (p[i].revents & POLLPRI) {
-				a->triggered = true;
-				a->m.pressure_triggers++;
+				/*
+				 * A source holding a dumper fires for the dumper's
+				 * stalls; a dump may have begun since the last look.
+				 */
+				if (!ps->held && !looked++)
+					track_dumps(a);
+				if (!ps->held && pressure_holds_dumper(a, ps->cgroup))
+					ps->held = true;
+				if (!ps->held) {
+					a->triggered = true;
+					a->m.pressure_triggers++;
+				}
 			}
 		}
 		if (a->triggered && a->cfg.mode == COREDAM_MODE_ADAPTIVE)

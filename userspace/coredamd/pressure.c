@@ -6,16 +6,24 @@
  * cgroup except the one holding the dump cgroup; "system" watches
  * /proc/pressure/io (which includes the dumpers); a list names the
  * cgroups to watch.
+ *
+ * A dumping process stays in its own cgroup while the core is written, so
+ * a watched cgroup may hold one. While it does, that cgroup's pressure and
+ * its trigger are not counted; the agent watches, in its place, each
+ * cgroup below it that holds no dumper and whose parent does (none when
+ * the dumper is in the watched cgroup itself, as a service's processes
+ * are: its other processes' stalls are then not seen until the dump ends).
  */
 #include <fcntl.h>
 #include <inttypes.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "log.h"
 #include "psi.h"
 #include "util.h"
 
-static void add_source(struct agent *a, const char *path)
+static void add_source(struct agent *a, const char *path, const char *cgroup)
 {
 	struct psi_source *s;
 	int r;
@@ -27,6 +35,9 @@ static void add_source(struct agent *a, const char *path)
 	s = &a->psi[a->n_psi++];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->path, sizeof(s->path), "%s", path);
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
+	while (strlen(s->cgroup) > 1 && s->cgroup[strlen(s->cgroup) - 1] == '/')
+		s->cgroup[strlen(s->cgroup) - 1] = '\0'; /* "/system.slice/" names /system.slice */
 	s->trigger_fd = -1;
 	if (a->cfg.mode != COREDAM_MODE_ADAPTIVE)
 		return;
@@ -39,12 +50,13 @@ static void add_source(struct agent *a, const char *path)
 
 void pressure_setup(struct agent *a)
 {
-	char path[PATH_MAX], list[sizeof(a->cfg.pressure_cgroups)], *tok, *save = NULL;
+	char path[PATH_MAX], cg[PATH_MAX], list[sizeof(a->cfg.pressure_cgroups)], *tok, *save = NULL;
 
 	a->n_psi = 0;
+	a->n_watch = 0;
 	if (strcmp(a->cfg.pressure_cgroups, "system") == 0) {
 		snprintf(path, sizeof(path), "%s/pressure/io", a->roots.proc);
-		add_source(a, path);
+		add_source(a, path, "");
 	} else if (strcmp(a->cfg.pressure_cgroups, "auto") == 0) {
 		_cleanup_closedir_ DIR *d = opendir(a->roots.cgroup);
 		const char *top = a->cfg.cgroup + strspn(a->cfg.cgroup, "/");
@@ -56,13 +68,14 @@ void pressure_setup(struct agent *a)
 				continue;
 			if (strlen(de->d_name) == toplen && strncmp(de->d_name, top, toplen) == 0)
 				continue;
-			if (xsnprintf(path, sizeof(path), "%s/%s/io.pressure", a->roots.cgroup, de->d_name) < 0)
+			if (xsnprintf(path, sizeof(path), "%s/%s/io.pressure", a->roots.cgroup, de->d_name) < 0 ||
+			    xsnprintf(cg, sizeof(cg), "/%s", de->d_name) < 0)
 				continue;
-			add_source(a, path);
+			add_source(a, path, cg);
 		}
 		if (a->n_psi == 0) {
 			snprintf(path, sizeof(path), "%s/pressure/io", a->roots.proc);
-			add_source(a, path);
+			add_source(a, path, "");
 			if (a->cfg.mode == COREDAM_MODE_ADAPTIVE)
 				log_warning("no top-level cgroup besides the dump cgroup's: watching %s, which counts the dumpers' own stalls too",
 					    path);
@@ -74,7 +87,7 @@ void pressure_setup(struct agent *a)
 				continue;
 			if (access(path, R_OK) < 0)
 				log_warning("PressureCgroups=: %s: %m", path);
-			add_source(a, path);
+			add_source(a, path, tok);
 		}
 	}
 	if (a->cfg.mode == COREDAM_MODE_ADAPTIVE) {
@@ -94,21 +107,97 @@ void pressure_close(struct agent *a)
 	a->n_psi = 0;
 }
 
+bool pressure_holds_dumper(const struct agent *a, const char *cgroup)
+{
+	if (!cgroup[0])
+		return false;
+	for (size_t i = 0; i < a->n_held; i++)
+		if (coredam_cg_path_under(a->held[i], cgroup))
+			return true;
+	return false;
+}
+
+/* The stalled fraction of @s since its last reading; -1 without one. */
+static double sample_one(struct psi_source *s, uint64_t elapsed)
+{
+	struct coredam_psi p;
+	double f = -1.0;
+
+	if (coredam_psi_read(AT_FDCWD, s->path, &p) < 0) {
+		s->have_total = false;
+		return f;
+	}
+	if (s->have_total && elapsed)
+		f = coredam_psi_fraction(s->last_total, p.some_total, elapsed);
+	s->last_total = p.some_total;
+	s->have_total = true;
+	return f;
+}
+
+/* The cgroups to watch in place of the held source @s, added to @next. */
+static void watch_below(struct agent *a, const struct psi_source *s, struct psi_source *next, size_t *n_next)
+{
+	static char paths[MAX_WATCH][PATH_MAX];
+	const char *held[MAX_HELD];
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < a->n_held; i++)
+		held[i] = a->held[i];
+	r = coredam_cg_free_subtrees(a->cgroot_fd, s->cgroup, held, a->n_held, paths, MAX_WATCH - *n_next, &n);
+	if (r == -E2BIG)
+		log_debug("%s: more than %d cgroups beside its dumpers; watching the first", s->cgroup, MAX_WATCH);
+	else if (r < 0)
+		log_debug("%s: listing the cgroups beside its dumpers: %s", s->cgroup, strerror(-r));
+	for (size_t i = 0; i < n; i++) {
+		struct psi_source *w = &next[(*n_next)++];
+
+		memset(w, 0, sizeof(*w));
+		w->trigger_fd = -1;
+		snprintf(w->cgroup, sizeof(w->cgroup), "%s", paths[i]);
+		if (xsnprintf(w->path, sizeof(w->path), "%s%s/io.pressure", a->roots.cgroup, paths[i]) < 0)
+			(*n_next)--;
+	}
+}
+
 double pressure_sample(struct agent *a, uint64_t now)
 {
+	static struct psi_source next[MAX_WATCH];
 	uint64_t elapsed = a->last_tick_usec ? now - a->last_tick_usec : 0;
+	size_t n_next = 0;
 	double worst = 0.0;
 
 	for (size_t i = 0; i < a->n_psi; i++) {
 		struct psi_source *s = &a->psi[i];
-		struct coredam_psi p;
+		bool held = pressure_holds_dumper(a, s->cgroup), was = s->held;
+		double f = sample_one(s, elapsed);
 
-		if (coredam_psi_read(AT_FDCWD, s->path, &p) < 0)
-			continue;
-		if (s->have_total && elapsed)
-			worst = MAX(worst, coredam_psi_fraction(s->last_total, p.some_total, elapsed));
-		s->last_total = p.some_total;
-		s->have_total = true;
+		if (held != was)
+			log_info("foreground pressure: %s %s event=pressure-source cgroup=%s held=%d", s->cgroup,
+				 held ? "holds a dumper: not counted, the cgroups beside it are" : "holds no dumper: counted again",
+				 s->cgroup, held);
+		s->held = held;
+		/* an interval that had a dumper in it at either end is not counted */
+		if (!held && !was && f > worst)
+			worst = f;
+		if (held)
+			watch_below(a, s, next, &n_next);
 	}
+	for (size_t i = 0; i < n_next; i++) {
+		struct psi_source *w = &next[i];
+		double f;
+
+		for (size_t j = 0; j < a->n_watch; j++)
+			if (strcmp(a->watch[j].cgroup, w->cgroup) == 0) {
+				w->last_total = a->watch[j].last_total;
+				w->have_total = a->watch[j].have_total;
+				break;
+			}
+		f = sample_one(w, elapsed);
+		if (f > worst)
+			worst = f;
+	}
+	memcpy(a->watch, next, n_next * sizeof(next[0]));
+	a->n_watch = n_next;
 	return worst;
 }

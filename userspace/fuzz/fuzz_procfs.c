@@ -64,11 +64,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(strlen(buf) < sizeof(buf));
 	if (coredam_cg_of_pid(proc, 1, buf, sizeof(buf)) == 0)
 		FUZZ_CHECK(strlen(buf) < sizeof(buf));
+	{
+		char small[12], *text = strndup((const char *)data, size);
+
+		/* an ancestor that fits, at a component boundary */
+		if (text && coredam_proc_cgroup_parse(text, true, small, sizeof(small)) >= 0)
+			FUZZ_CHECK(small[0] == '/' && strlen(small) < sizeof(small));
+		free(text);
+	}
 	coredam_pipe_read_rlimit(proc, 1, &rl);
 	if (coredam_dumps_list(&roots, "/coredump.slice", &d, &n) == 0) {
 		FUZZ_CHECK(n <= 1);
 		for (size_t i = 0; i < n; i++)
-			FUZZ_CHECK(d[i].pid == 1 && strlen(d[i].comm) < sizeof(d[i].comm));
+			FUZZ_CHECK(d[i].pid == 1 && strlen(d[i].comm) < sizeof(d[i].comm) &&
+				   strlen(d[i].cgroup) < sizeof(d[i].cgroup) &&
+				   (!d[i].cgroup[0] || d[i].cgroup[0] == '/'));
 		free(d);
 	}
 	memset(&info, 0, sizeof(info));

@@ -503,6 +503,37 @@ int coredam_cg_attach(int cgfd, pid_t pid)
 	return write_file_at(cgfd, "cgroup.procs", buf);
 }
 
+int coredam_proc_cgroup_parse(const char *text, bool ancestor, char *buf, size_t size)
+{
+	const char *v = NULL;
+	size_t len;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, "0::", 3) == 0) {
+			v = p + 3;
+			break;
+		}
+	if (!v || *v != '/' || size < 2)
+		return -ENOENT;
+	len = strlen(v);
+	if (len && v[len - 1] == '\n')
+		len--;
+	if (len < size) {
+		memcpy(buf, v, len);
+		buf[len] = '\0';
+		return 0;
+	}
+	if (!ancestor)
+		return -ENOBUFS;
+	/* the longest ancestor that fits: cut at the last '/' within the buffer */
+	len = size - 1;
+	while (len > 1 && v[len] != '/')
+		len--;
+	memcpy(buf, v, len);
+	buf[len] = '\0';
+	return 1;
+}
+
 int coredam_cg_of_pid(const char *proc_root, pid_t pid, char *buf, size_t size)
 {
 	_cleanup_free_ char *s = NULL;
@@ -515,16 +546,82 @@ int coredam_cg_of_pid(const char *proc_root, pid_t pid, char *buf, size_t size)
 	r = read_file_at(AT_FDCWD, path, 65536, &s);
 	if (r < 0)
 		return r;
-	for (char *p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		if (strncmp(p, "0::", 3) == 0) {
-			size_t len = strcspn(p + 3, "\n");
+	return coredam_proc_cgroup_parse(s, false, buf, size);
+}
 
-			if (len >= size)
-				return -ENOBUFS;
-			memcpy(buf, p + 3, len);
-			buf[len] = '\0';
-			return 0;
-		}
+bool coredam_cg_path_under(const char *path, const char *ancestor)
+{
+	size_t l = strlen(ancestor);
+
+	if (l == 1 && ancestor[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, ancestor, l) == 0 && (path[l] == '\0' || path[l] == '/');
+}
+
+static bool holds_any(const char *path, const char *const *held, size_t n_held)
+{
+	for (size_t i = 0; i < n_held; i++)
+		if (coredam_cg_path_under(held[i], path))
+			return true;
+	return false;
+}
+
+static int split(int rootfd, char *path, size_t size, const char *const *held, size_t n_held, char (*ret)[PATH_MAX],
+		 size_t max, size_t *n, unsigned depth)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	size_t len = strlen(path);
+	struct dirent *de;
+	int fd, r = 0;
+
+	if (!holds_any(path, held, n_held)) {
+		if (*n >= max)
+			return -E2BIG;
+		snprintf(ret[(*n)++], PATH_MAX, "%s", path);
+		return 0;
 	}
-	return -ENOENT;
+	if (depth > 32)
+		return 0;
+	fd = openat(rootfd, path[1] ? path + 1 : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno; /* gone: nothing to watch there */
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		int k;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (de->d_type != DT_DIR) {
+			if (de->d_type != DT_UNKNOWN || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISDIR(st.st_mode))
+				continue;
+		}
+		if (len + 1 + strlen(de->d_name) >= size)
+			continue; /* too deep to name: not watched */
+		snprintf(path + len, size - len, "%s%s", len == 1 ? "" : "/", de->d_name);
+		k = split(rootfd, path, size, held, n_held, ret, max, n, depth + 1);
+		path[len] = '\0';
+		if (k == -E2BIG)
+			return k;
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	return r;
+}
+
+int coredam_cg_free_subtrees(int rootfd, const char *top, const char *const *held, size_t n_held,
+			     char (*ret)[PATH_MAX], size_t max, size_t *ret_n)
+{
+	char path[PATH_MAX];
+
+	*ret_n = 0;
+	if (coredam_cg_path_valid(top) < 0 && strcmp(top, "/") != 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s", top);
+	return split(rootfd, path, sizeof(path), held, n_held, ret, max, ret_n, 0);
 }

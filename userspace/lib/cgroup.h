@@ -2,6 +2,7 @@
 #ifndef COREDAM_CGROUP_H
 #define COREDAM_CGROUP_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,7 +74,30 @@ int coredam_cg2_mount(const char *proc_root, char *buf, size_t size);
 /* Move @pid into the cgroup @cgfd (one write() to cgroup.procs). */
 int coredam_cg_attach(int cgfd, pid_t pid);
 
+/*
+ * The v2 path in the text of /proc/PID/cgroup: what follows "0::" at the
+ * start of a line, to the end of the text less its last newline (a
+ * cgroup's name may hold a newline: the rest of the line alone could name
+ * another cgroup). A path longer than @size: -ENOBUFS, or with @ancestor
+ * its longest ancestor that fits, and 1.
+ */
+int coredam_proc_cgroup_parse(const char *text, bool ancestor, char *buf, size_t size);
+
 /* The v2 cgroup of @pid ("0::/path" of <proc>/PID/cgroup), e.g. "/coredump.slice". */
 int coredam_cg_of_pid(const char *proc_root, pid_t pid, char *buf, size_t size);
+
+/* @path is @ancestor or below it ("/a/b" is under "/a", "/ab" is not). */
+bool coredam_cg_path_under(const char *path, const char *ancestor);
+
+/*
+ * What to watch of the cgroup @top when the cgroups @held hold processes
+ * whose stalls are not foreground work (dumpers): @top itself when none of
+ * @held is @top or under it; else, below it, every cgroup that holds none
+ * of @held and whose parent does. Paths are relative to the cgroup root
+ * @rootfd ("/system.slice"). Fills at most @max paths; -E2BIG when there
+ * were more.
+ */
+int coredam_cg_free_subtrees(int rootfd, const char *top, const char *const *held, size_t n_held,
+			     char (*ret)[PATH_MAX], size_t max, size_t *ret_n);
 
 #endif

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <limits.h>
 
+#include "cgroup.h"
 #include "dumps.h"
 #include "util.h"
 
@@ -68,17 +69,14 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		if (read_file_at(dirfd(d), f, 65536, &status) < 0)
 			continue; /* gone */
 		dumping = status_field(status, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
-		if (*cgroup) {
+		if (dumping || *cgroup) {
 			snprintf(f, sizeof(f), "%s/cgroup", de->d_name);
-			if (read_file_at(dirfd(d), f, 65536, &cg) >= 0) {
-				char *p = strstr(cg, "0::");
+			int k = read_file_at(dirfd(d), f, 65536, &cg) < 0 ? -ENOENT :
+				coredam_proc_cgroup_parse(cg, true, dp.cgroup, sizeof(dp.cgroup));
 
-				if (p) {
-					p += 3;
-					p[strcspn(p, "\n")] = '\0';
-					in_cg = strcmp(p, cgroup) == 0;
-				}
-			}
+			if (k < 0)
+				dp.cgroup[0] = '\0';
+			in_cg = k == 0 && *cgroup && strcmp(dp.cgroup, cgroup) == 0;
 		}
 		if (!dumping && !in_cg)
 			continue;

@@ -22,6 +22,7 @@ struct coredam_dump {
 	char exe[256];
 	uint64_t write_bytes;	/* /proc/PID/io write_bytes */
 	uint64_t syscw;		/* /proc/PID/io syscw: the dump's writes count too */
+	char cgroup[1024];	/* its v2 cgroup, or an ancestor when longer; "" unknown */
 };
 
 const char *coredam_dump_state_str(enum coredam_dump_state s);

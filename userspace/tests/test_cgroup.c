@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <fcntl.h>
+#include <limits.h>
 
 #include "cgroup.h"
 #include "test.h"
@@ -152,4 +153,81 @@ TEST(cgroup_procs_events)
 	free(p);
 	CHECK(coredam_cg_populated(cg, &pop) == 0 && pop);
 	close(cg);
+}
+
+TEST(proc_cgroup_parse)
+{
+	char buf[16], big[256];
+
+	CHECK(coredam_proc_cgroup_parse("0::/a/b\n", false, big, sizeof(big)) == 0);
+	CHECK_STREQ(big, "/a/b");
+	/* a v1 hierarchy before it */
+	CHECK(coredam_proc_cgroup_parse("12:pids:/x\n0::/user.slice\n", false, big, sizeof(big)) == 0);
+	CHECK_STREQ(big, "/user.slice");
+	/* a name holding a newline and a forged line: the whole rest is the path */
+	CHECK(coredam_proc_cgroup_parse("0::/c/a\n0::/probe\n", false, big, sizeof(big)) == 0);
+	CHECK_STREQ(big, "/c/a\n0::/probe");
+	/* too long: refused, or its longest ancestor */
+	CHECK(coredam_proc_cgroup_parse("0::/aaaa/bbbb/cccccccc\n", false, buf, sizeof(buf)) == -ENOBUFS);
+	CHECK(coredam_proc_cgroup_parse("0::/aaaa/bbbb/cccccccc\n", true, buf, sizeof(buf)) == 1);
+	CHECK_STREQ(buf, "/aaaa/bbbb");
+	CHECK(coredam_proc_cgroup_parse("0::/aaaaaaaaaaaaaaaaaaaa\n", true, buf, sizeof(buf)) == 1);
+	CHECK_STREQ(buf, "/");
+	CHECK(coredam_proc_cgroup_parse("1:name=systemd:/\n", false, big, sizeof(big)) == -ENOENT);
+	CHECK(coredam_proc_cgroup_parse("", false, big, sizeof(big)) == -ENOENT);
+	CHECK(coredam_proc_cgroup_parse("0::relative\n", false, big, sizeof(big)) == -ENOENT);
+}
+
+TEST(cgroup_path_under)
+{
+	CHECK(coredam_cg_path_under("/a/b", "/a"));
+	CHECK(coredam_cg_path_under("/a", "/a"));
+	CHECK(!coredam_cg_path_under("/ab", "/a"));
+	CHECK(!coredam_cg_path_under("/a", "/a/b"));
+	CHECK(coredam_cg_path_under("/a", "/"));
+}
+
+static bool has_path(char (*v)[PATH_MAX], size_t n, const char *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], p) == 0)
+			return true;
+	return false;
+}
+
+TEST(cgroup_free_subtrees)
+{
+	static char v[8][PATH_MAX];
+	const char *held[] = { "/system.slice/apache.service", "/crashers" };
+	size_t n = 0;
+	int root;
+
+	mkdirs("fg/system.slice/apache.service/worker");
+	mkdirs("fg/system.slice/sshd.service");
+	mkdirs("fg/system.slice/db.service/sub");
+	mkfile("fg/system.slice/io.pressure", "");
+	mkdirs("fg/crashers/child");
+	mkdirs("fg/probe");
+	root = open(tpath("fg"), O_RDONLY | O_DIRECTORY);
+	CHECK(root >= 0);
+	/* nothing held below: the cgroup itself */
+	CHECK(coredam_cg_free_subtrees(root, "/probe", held, 2, v, 8, &n) == 0);
+	CHECK(n == 1 && strcmp(v[0], "/probe") == 0);
+	/* a service holds a dumper: its siblings, whole, and nothing of its own */
+	CHECK(coredam_cg_free_subtrees(root, "/system.slice", held, 2, v, 8, &n) == 0);
+	CHECK_EQ_INT(n, 3);
+	CHECK(has_path(v, n, "/system.slice/sshd.service"));
+	CHECK(has_path(v, n, "/system.slice/db.service"));
+	CHECK(has_path(v, n, "/system.slice/apache.service/worker"));
+	/* the watched cgroup itself holds it: only what is below it */
+	CHECK(coredam_cg_free_subtrees(root, "/crashers", held, 2, v, 8, &n) == 0);
+	CHECK(n == 1 && strcmp(v[0], "/crashers/child") == 0);
+	/* no room for all: E2BIG, and what fitted */
+	CHECK(coredam_cg_free_subtrees(root, "/system.slice", held, 2, v, 2, &n) == -E2BIG);
+	CHECK_EQ_INT(n, 2);
+	/* a cgroup gone meanwhile: nothing to watch, no error */
+	CHECK(coredam_cg_free_subtrees(root, "/gone", (const char *[]){ "/gone/x" }, 1, v, 8, &n) == 0);
+	CHECK_EQ_INT(n, 0);
+	CHECK(coredam_cg_free_subtrees(root, "../up", held, 2, v, 8, &n) == -EINVAL);
+	close(root);
 }

@@ -181,8 +181,10 @@ TEST(dumps_from_proc)
 			CHECK_EQ_INT(d[i].write_bytes, 65536);
 			CHECK_STREQ(d[i].exe, "/usr/bin/crasher");
 			CHECK_STREQ(d[i].comm, "crasher");
+			CHECK_STREQ(d[i].cgroup, "/coredump.slice");
 		} else if (d[i].pid == 101) {
 			CHECK(d[i].state == COREDAM_DUMP_DUMPING);
+			CHECK_STREQ(d[i].cgroup, "/user.slice");
 		} else {
 			CHECK(d[i].pid == 103 && d[i].state == COREDAM_DUMP_HELPER);
 		}
