@@ -5,7 +5,7 @@
  * (pattern.h), optionally wait for a start file, then die by a given signal.
  * A ledger it cannot write ends it with status 1 before it crashes.
  *
- *   crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t THREADS] [-T] [-H] [-u UID]
+ *   crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t THREADS] [-T] [-H] [-S GIB] [-u UID]
  *
  * -w FILE: wait until FILE exists before crashing (to start a storm at once)
  * -r FILE: create FILE once the memory is filled (the process is "ready");
@@ -13,6 +13,10 @@
  * -t N: start N-1 extra threads that spin, so the dump has to zap them
  * -T: every thread takes SIGSEGV at the same moment instead of spinning
  * -H: back the memory with transparent huge pages (MADV_HUGEPAGE)
+ * -S GIB: also map GIB GiB of anonymous memory (MAP_NORESERVE) and touch one
+ *    page of it: a core dump walks every page of the holes, so with
+ *    -S 65536 (64 TiB, half of x86_64's 4-level address space) the dump
+ *    makes progress for hours without writing more (no pattern pages there)
  * -u UID: drop to UID (real, effective and saved) and exec this program's
  *    file again without -u: a setuid copy then runs with euid 0 again,
  *    as a setuid program started by UID
@@ -110,6 +114,21 @@ static int record_ledger(uint32_t npages)
 	return r;
 }
 
+/* -S: a mapping of @gib GiB that holds a single page; 0 or -1 */
+static int map_sparse(long gib)
+{
+	unsigned char *map;
+
+	map = mmap(NULL, (size_t)gib << 30, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "crasher: mmap of %ld GiB: %s\n", gib, strerror(errno));
+		return -1;
+	}
+	map[0] = 1;
+	return 0;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -119,13 +138,13 @@ static void sleep_ms(long ms)
 
 int main(int argc, char **argv)
 {
-	long mb = 16, threads = 1, uid = -1;
+	long mb = 16, threads = 1, uid = -1, sparse_gib = 0;
 	bool together = false, huge = false;
 	int sig = SIGSEGV, opt;
 	const char *wait_file = NULL, *ready_file = NULL;
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 
-	while ((opt = getopt(argc, argv, "m:s:w:r:t:THu:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:w:r:t:THS:u:")) != -1) {
 		switch (opt) {
 		case 'm': mb = strtol(optarg, NULL, 0); break;
 		case 's': sig = (int)strtol(optarg, NULL, 0); break;
@@ -134,14 +153,15 @@ int main(int argc, char **argv)
 		case 't': threads = strtol(optarg, NULL, 0); break;
 		case 'T': together = true; break;
 		case 'H': huge = true; break;
+		case 'S': sparse_gib = strtol(optarg, NULL, 0); break;
 		case 'u': uid = strtol(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t N] [-T] [-H] [-u UID]\n");
+			fprintf(stderr, "usage: crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t N] [-T] [-H] [-S GIB] [-u UID]\n");
 			return 2;
 		}
 	}
-	if (mb < 0 || threads < 1) {
-		fprintf(stderr, "crasher: bad -m or -t\n");
+	if (mb < 0 || threads < 1 || sparse_gib < 0 || (unsigned long)sparse_gib > SIZE_MAX >> 30) {
+		fprintf(stderr, "crasher: bad -m, -t or -S\n");
 		return 2;
 	}
 	if (uid >= 0)
@@ -174,6 +194,8 @@ int main(int argc, char **argv)
 			pattern_fill(buf + i * PATTERN_PAGE, (uint32_t)getpid(), (uint32_t)i,
 				     (uint32_t)npages);
 	}
+	if (sparse_gib && map_sparse(sparse_gib) < 0)
+		return 1;
 	if (record_ledger((uint32_t)npages) < 0)
 		return 1;
 	if (together)
