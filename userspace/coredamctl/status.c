@@ -160,9 +160,9 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 		       s->stats_from_pipe ? "             " : "Counters:    ",
 		       x[COREDAM_STAT_STARTED], x[COREDAM_STAT_ADMITTED], x[COREDAM_STAT_COMPLETED], x[COREDAM_STAT_FAILED]);
 		printf("              skipped: full %" PRIu64 ", timeout %" PRIu64 ", killed %" PRIu64 ", pipe limit %" PRIu64
-		       "; unmoved %" PRIu64 "; %s written\n",
+		       "; uncharged %" PRIu64 "; %s written\n",
 		       x[COREDAM_STAT_SKIPPED_FULL], x[COREDAM_STAT_SKIPPED_TIMEOUT], x[COREDAM_STAT_SKIPPED_KILLED],
-		       x[COREDAM_STAT_SKIPPED_PIPE_LIMIT], x[COREDAM_STAT_UNMOVED],
+		       x[COREDAM_STAT_SKIPPED_PIPE_LIMIT], x[COREDAM_STAT_UNCHARGED],
 		       format_size(b1, sizeof(b1), x[COREDAM_STAT_BYTES]));
 		if (s->stats_from_pipe) {
 			const uint64_t *p = s->pipe.v;

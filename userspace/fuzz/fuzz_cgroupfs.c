@@ -6,8 +6,10 @@
  * coredam-pipe's counters file, and cgroup paths from the configuration.
  *
  * Properties: a parsed io.max rule formats to a rule that parses back to
- * itself; the pipe counters survive format and parse; a cgroup path that
- * passes is absolute, not the root, without "." or ".." components.
+ * itself; core_dump_stats parses only when every counter the agent knows is
+ * named at the start of a line, and then parses the same with the lines in
+ * another order; the pipe counters survive format and parse; a cgroup path
+ * that passes is absolute, not the root, without "." or ".." components.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,46 @@ static void check_pipe_stats(const char *s)
 	FUZZ_CHECK(memcmp(&st, &back, sizeof(st)) == 0);
 }
 
+static void check_stats(const char *s)
+{
+	struct coredam_stats st, back;
+	char *rev, *o;
+	size_t len = strlen(s);
+
+	if (coredam_stats_parse(s, &st) < 0)
+		return;
+	(void)coredam_stats_consistent(&st);
+	for (int i = 0; i < COREDAM_STATS_N; i++) {
+		size_t n = strlen(coredam_stat_names[i]);
+		bool found = strncmp(s, coredam_stat_names[i], n) == 0 && s[n] == ' ';
+
+		for (const char *p = s; !found && (p = strchr(p, '\n')); p++)
+			found = strncmp(p + 1, coredam_stat_names[i], n) == 0 && p[1 + n] == ' ';
+		FUZZ_CHECK(found);
+	}
+	/* the same lines, last first */
+	rev = malloc(len + 2);
+	FUZZ_CHECK(rev);
+	o = rev;
+	for (size_t end = len; end > 0;) {
+		size_t start;
+
+		if (s[end - 1] == '\n')
+			end--;
+		start = end;
+		while (start > 0 && s[start - 1] != '\n')
+			start--;
+		memcpy(o, s + start, end - start);
+		o += end - start;
+		*o++ = '\n';
+		end = start;
+	}
+	*o = '\0';
+	FUZZ_CHECK(coredam_stats_parse(rev, &back) == 0);
+	FUZZ_CHECK(memcmp(&st, &back, sizeof(st)) == 0);
+	free(rev);
+}
+
 static void check_cg_path(const char *s)
 {
 	const char *p = s;
@@ -79,13 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_string(data, size);
 	struct coredam_psi psi;
-	struct coredam_stats st;
 
 	check_io_max(s);
 	if (coredam_psi_parse(s, &psi) == 0)
 		FUZZ_CHECK(!psi.has_full || strstr(s, "full"));
-	if (coredam_stats_parse(s, &st) == 0)
-		coredam_stats_consistent(&st);
+	check_stats(s);
 	check_pipe_stats(s);
 	check_cg_path(s);
 	free(s);

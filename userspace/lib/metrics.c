@@ -46,36 +46,41 @@ static void metric_u(struct out *w, const char *name, const char *type, const ch
 int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t size)
 {
 	static const char *const help[COREDAM_STATS_N] = {
-		"Dumps admitted and still writing (kernel).",
-		"Dumps waiting for a slot (kernel).",
-		"Dumps that reached admission (kernel).",
-		"Dumps that got a slot (kernel).",
-		"Admitted dumps that wrote a complete core (kernel).",
-		"Admitted dumps that ended without a complete core (kernel).",
-		"Dumps skipped because the queue was full (kernel).",
-		"Dumps skipped because their wait timed out (kernel).",
-		"Dumps killed while waiting (kernel).",
-		"Pipe dumps skipped by core_pipe_limit (kernel).",
-		"Admitted dumps not charged to the dump cgroup (kernel).",
-		"Bytes of core written by admitted dumps (kernel).",
-		"Dumps still writing after their slot's lease ended (kernel).",
-		"Slots given back when their lease ended (kernel).",
+		[COREDAM_STAT_STARTED] = "Dumps that reached admission (kernel).",
+		[COREDAM_STAT_ADMITTED] = "Dumps that got a slot (kernel).",
+		[COREDAM_STAT_COMPLETED] = "Admitted dumps that wrote a complete core (kernel).",
+		[COREDAM_STAT_FAILED] = "Admitted dumps that ended without a complete core, every reason (kernel).",
+		[COREDAM_STAT_SKIPPED_FULL] = "Dumps skipped because the queue was full (kernel).",
+		[COREDAM_STAT_SKIPPED_TIMEOUT] = "Dumps skipped because their wait timed out (kernel).",
+		[COREDAM_STAT_SKIPPED_KILLED] = "Dumps killed while waiting (kernel).",
+		[COREDAM_STAT_SKIPPED_PIPE_LIMIT] = "Admitted pipe dumps skipped by core_pipe_limit (kernel).",
+		[COREDAM_STAT_ACTIVE] = "Dumps admitted and still writing (kernel).",
+		[COREDAM_STAT_WAITING] = "Dumps waiting for a slot (kernel).",
+		[COREDAM_STAT_OVERTIME] = "Dumps still writing after their slot's lease ended (kernel).",
+		[COREDAM_STAT_LEASES_ENDED] = "Slots given back when their lease ended (kernel).",
+		[COREDAM_STAT_UNCHARGED] =
+			"Admitted dumps not charged to the dump cgroup, or whose pipe helper could not start in it (kernel).",
+		[COREDAM_STAT_FAILED_OPEN] = "Failed dumps: the core file could not be created (kernel).",
+		[COREDAM_STAT_FAILED_SETUP] = "Failed dumps: no memory, no helper or no name (kernel).",
+		[COREDAM_STAT_FAILED_LIMIT] = "Failed dumps: cut short by RLIMIT_CORE (kernel).",
+		[COREDAM_STAT_FAILED_KILLED] = "Failed dumps: cut short by a fatal signal (kernel).",
+		[COREDAM_STAT_FAILED_WRITE] = "Failed dumps: a write failed, e.g. disk full or helper gone (kernel).",
+		[COREDAM_STAT_FAILED_IO] = "Failed dumps: writeback of the core failed (kernel).",
+		[COREDAM_STAT_BYTES] = "Bytes of core written by admitted dumps (kernel).",
 	};
 	struct out w = { .buf = buf, .size = size };
 
 	metric_u(&w, "kernel_support", "gauge", "1 if the kernel has every coredam knob.", m->kernel_full);
-	if (m->have_stats) {
-		for (int i = 0; i < COREDAM_STATS_N; i++) {
-			bool gauge = i == COREDAM_STAT_ACTIVE || i == COREDAM_STAT_WAITING ||
-				     i == COREDAM_STAT_OVERTIME;
-			char name[64];
+	/* one metric per kernel counter, named after it */
+	for (int i = 0; m->have_stats && i < COREDAM_STATS_N; i++) {
+		bool gauge = i == COREDAM_STAT_ACTIVE || i == COREDAM_STAT_WAITING || i == COREDAM_STAT_OVERTIME;
+		char name[64];
 
-			snprintf(name, sizeof(name), "dumps_%s%s", coredam_stat_names[i],
-				 gauge ? "" : i == COREDAM_STAT_BYTES ? "_total" : "_total");
-			if (i == COREDAM_STAT_BYTES)
-				snprintf(name, sizeof(name), "dump_bytes_total");
-			metric_u(&w, name, gauge ? "gauge" : "counter", help[i], m->stats.v[i]);
-		}
+		if (i == COREDAM_STAT_BYTES)
+			snprintf(name, sizeof(name), "dump_bytes_total");
+		else
+			snprintf(name, sizeof(name), "dumps_%s%s", coredam_stat_names[i], gauge ? "" : "_total");
+		metric_u(&w, name, gauge ? "gauge" : "counter", help[i], m->stats.v[i]);
 	}
 	emit(&w, "# HELP coredam_mode Budget mode (label), value 1.\n# TYPE coredam_mode gauge\n"
 		 "coredam_mode{mode=\"%s\"} 1\n", coredam_mode_str(m->mode));

@@ -366,10 +366,12 @@ int coredam_pipe_stats_as_kernel(const char *state_dir, struct coredam_stats *re
 	k.v[COREDAM_STAT_ADMITTED] = p.v[COREDAM_PIPE_ADMITTED];
 	k.v[COREDAM_STAT_COMPLETED] = p.v[COREDAM_PIPE_COMPLETED];
 	k.v[COREDAM_STAT_FAILED] = p.v[COREDAM_PIPE_FAILED];
+	/* the helper cannot tell why a write failed: its every failure is a failed write */
+	k.v[COREDAM_STAT_FAILED_WRITE] = p.v[COREDAM_PIPE_FAILED];
 	k.v[COREDAM_STAT_SKIPPED_FULL] = p.v[COREDAM_PIPE_SKIPPED_FULL];
 	k.v[COREDAM_STAT_SKIPPED_TIMEOUT] = p.v[COREDAM_PIPE_SKIPPED_TIMEOUT];
 	k.v[COREDAM_STAT_SKIPPED_KILLED] = p.v[COREDAM_PIPE_SKIPPED_KILLED];
-	k.v[COREDAM_STAT_UNMOVED] = p.v[COREDAM_PIPE_UNMOVED];
+	k.v[COREDAM_STAT_UNCHARGED] = p.v[COREDAM_PIPE_UNMOVED];
 	k.v[COREDAM_STAT_BYTES] = p.v[COREDAM_PIPE_BYTES_DISK];
 	*ret = k;
 	return 0;

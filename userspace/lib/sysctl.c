@@ -7,9 +7,26 @@
 #include "util.h"
 
 const char *const coredam_stat_names[COREDAM_STATS_N] = {
-	"active", "waiting", "started", "admitted", "completed", "failed",
-	"skipped_full", "skipped_timeout", "skipped_killed", "skipped_pipe_limit",
-	"unmoved", "bytes", "overtime", "leases_ended",
+	[COREDAM_STAT_STARTED] = "started",
+	[COREDAM_STAT_ADMITTED] = "admitted",
+	[COREDAM_STAT_COMPLETED] = "completed",
+	[COREDAM_STAT_FAILED] = "failed",
+	[COREDAM_STAT_SKIPPED_FULL] = "skipped_full",
+	[COREDAM_STAT_SKIPPED_TIMEOUT] = "skipped_timeout",
+	[COREDAM_STAT_SKIPPED_KILLED] = "skipped_killed",
+	[COREDAM_STAT_SKIPPED_PIPE_LIMIT] = "skipped_pipe_limit",
+	[COREDAM_STAT_ACTIVE] = "active",
+	[COREDAM_STAT_WAITING] = "waiting",
+	[COREDAM_STAT_OVERTIME] = "overtime",
+	[COREDAM_STAT_LEASES_ENDED] = "leases_ended",
+	[COREDAM_STAT_UNCHARGED] = "uncharged",
+	[COREDAM_STAT_FAILED_OPEN] = "failed_open",
+	[COREDAM_STAT_FAILED_SETUP] = "failed_setup",
+	[COREDAM_STAT_FAILED_LIMIT] = "failed_limit",
+	[COREDAM_STAT_FAILED_KILLED] = "failed_killed",
+	[COREDAM_STAT_FAILED_WRITE] = "failed_write",
+	[COREDAM_STAT_FAILED_IO] = "failed_io",
+	[COREDAM_STAT_BYTES] = "bytes",
 };
 
 static int sysctl_path(const struct coredam_roots *roots, const char *name, char *buf, size_t size)
@@ -164,58 +181,95 @@ int coredam_core_pattern_parse(const char *pattern, struct coredam_core_pattern 
 	return 0;
 }
 
-int coredam_stats_parse(const char *line, struct coredam_stats *ret)
+/* The index of the counter called @name (@len bytes, not terminated), or -1. */
+static int stat_index(const char *name, size_t len)
+{
+	for (int i = 0; i < COREDAM_STATS_N; i++)
+		if (strlen(coredam_stat_names[i]) == len && memcmp(coredam_stat_names[i], name, len) == 0)
+			return i;
+	return -1;
+}
+
+int coredam_stats_parse(const char *text, struct coredam_stats *ret)
 {
 	struct coredam_stats s = { 0 };
-	const char *p = line;
-	size_t n = 0;
+	bool seen[COREDAM_STATS_N] = { false };
 
-	while (*p && *p != '\n') {
-		char *end;
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		size_t nlen = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		char val[24];
+		uint64_t v;
+		int i;
 
-		if (*p < '0' || *p > '9')
+		/* "name value": a name that starts with a letter, one space, a decimal that fits in 64 bits */
+		if (*p < 'a' || *p > 'z' || nlen >= len || p[nlen] != ' ' || len - nlen - 1 >= sizeof(val))
 			return -EBADMSG;
-		errno = 0;
-		unsigned long long v = strtoull(p, &end, 10);
-		if (errno)
+		memcpy(val, p + nlen + 1, len - nlen - 1);
+		val[len - nlen - 1] = '\0';
+		if (parse_u64(val, &v) < 0)
 			return -EBADMSG;
-		if (n < COREDAM_STATS_N)
-			s.v[n] = v;
-		n++;
-		p = end;
-		if (*p == ' ')
+		i = stat_index(p, nlen);
+		if (i >= 0) {
+			if (seen[i])
+				return -EBADMSG;
+			seen[i] = true;
+			s.v[i] = v;
+		}
+		p += len;
+		if (*p)
 			p++;
-		else if (*p && *p != '\n')
-			return -EBADMSG;
 	}
-	if (n < COREDAM_STATS_MIN)
-		return -EBADMSG;
+	for (int i = 0; i < COREDAM_STATS_N; i++)
+		if (!seen[i]) {
+			log_debug("core_dump_stats: no \"%s\"", coredam_stat_names[i]);
+			return -EBADMSG;
+		}
 	*ret = s;
 	return 0;
 }
 
 int coredam_stats_read(const struct coredam_roots *roots, struct coredam_stats *ret)
 {
-	char buf[1024];
+	_cleanup_free_ char *s = NULL;
+	char path[PATH_MAX];
 	int r;
 
-	r = coredam_sysctl_read(roots, "kernel.core_dump_stats", buf, sizeof(buf));
+	r = sysctl_path(roots, "kernel.core_dump_stats", path, sizeof(path));
 	if (r < 0)
 		return r;
-	return coredam_stats_parse(buf, ret);
+	/* a few hundred bytes today; a later kernel may append names */
+	r = read_file_at(AT_FDCWD, path, 65536, &s);
+	if (r < 0)
+		return r;
+	return coredam_stats_parse(s, ret);
+}
+
+/* Is v[@sum] the sum of v[@parts...]? A sum that overflows is not. */
+static bool sums_to(const uint64_t *v, int sum, const int *parts, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (__builtin_add_overflow(t, v[parts[i]], &t))
+			return false;
+	return t == v[sum];
 }
 
 bool coredam_stats_consistent(const struct coredam_stats *s)
 {
-	const uint64_t *v = s->v;
+	static const int started[] = { COREDAM_STAT_ADMITTED, COREDAM_STAT_WAITING, COREDAM_STAT_SKIPPED_FULL,
+				       COREDAM_STAT_SKIPPED_TIMEOUT, COREDAM_STAT_SKIPPED_KILLED };
+	static const int admitted[] = { COREDAM_STAT_COMPLETED, COREDAM_STAT_FAILED,
+					COREDAM_STAT_SKIPPED_PIPE_LIMIT, COREDAM_STAT_ACTIVE,
+					COREDAM_STAT_OVERTIME };
+	static const int failed[] = { COREDAM_STAT_FAILED_OPEN, COREDAM_STAT_FAILED_SETUP,
+				      COREDAM_STAT_FAILED_LIMIT, COREDAM_STAT_FAILED_KILLED,
+				      COREDAM_STAT_FAILED_WRITE, COREDAM_STAT_FAILED_IO };
 
-	return v[COREDAM_STAT_STARTED] ==
-		       v[COREDAM_STAT_ADMITTED] + v[COREDAM_STAT_WAITING] +
-			       v[COREDAM_STAT_SKIPPED_FULL] + v[COREDAM_STAT_SKIPPED_TIMEOUT] +
-			       v[COREDAM_STAT_SKIPPED_KILLED] + v[COREDAM_STAT_SKIPPED_PIPE_LIMIT] &&
-	       v[COREDAM_STAT_ADMITTED] ==
-		       v[COREDAM_STAT_COMPLETED] + v[COREDAM_STAT_FAILED] + v[COREDAM_STAT_ACTIVE] +
-			       v[COREDAM_STAT_OVERTIME];
+	return sums_to(s->v, COREDAM_STAT_STARTED, started, ELEMENTSOF(started)) &&
+	       sums_to(s->v, COREDAM_STAT_ADMITTED, admitted, ELEMENTSOF(admitted)) &&
+	       sums_to(s->v, COREDAM_STAT_FAILED, failed, ELEMENTSOF(failed));
 }
 
 #define SAVED_FILE "sysctl.saved"

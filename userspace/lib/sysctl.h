@@ -48,37 +48,56 @@ struct coredam_core_pattern {
  */
 int coredam_core_pattern_parse(const char *pattern, struct coredam_core_pattern *ret);
 
+/*
+ * kernel.core_dump_stats: "name value" lines, one counter each (as
+ * /proc/vmstat). Indices in the kernel's order; the parser goes by name.
+ */
 enum {
-	COREDAM_STAT_ACTIVE,
-	COREDAM_STAT_WAITING,
 	COREDAM_STAT_STARTED,
 	COREDAM_STAT_ADMITTED,
 	COREDAM_STAT_COMPLETED,
-	COREDAM_STAT_FAILED,
+	COREDAM_STAT_FAILED,		/* the sum of the six FAILED_* reasons */
 	COREDAM_STAT_SKIPPED_FULL,
 	COREDAM_STAT_SKIPPED_TIMEOUT,
 	COREDAM_STAT_SKIPPED_KILLED,
-	COREDAM_STAT_SKIPPED_PIPE_LIMIT,
-	COREDAM_STAT_UNMOVED,
-	COREDAM_STAT_BYTES,
+	COREDAM_STAT_SKIPPED_PIPE_LIMIT,	/* admitted, then over core_pipe_limit */
+	COREDAM_STAT_ACTIVE,		/* gauge: admitted and writing */
+	COREDAM_STAT_WAITING,		/* gauge: waiting for a slot */
 	COREDAM_STAT_OVERTIME,		/* gauge: writing after their lease ended */
 	COREDAM_STAT_LEASES_ENDED,
+	COREDAM_STAT_UNCHARGED,		/* not charged to core_cgroup, or helper not started in it */
+	COREDAM_STAT_FAILED_OPEN,	/* the core file could not be created */
+	COREDAM_STAT_FAILED_SETUP,	/* no memory, no helper, no name */
+	COREDAM_STAT_FAILED_LIMIT,	/* cut short by RLIMIT_CORE */
+	COREDAM_STAT_FAILED_KILLED,	/* cut short by a fatal signal */
+	COREDAM_STAT_FAILED_WRITE,	/* a write failed: disk full, helper gone */
+	COREDAM_STAT_FAILED_IO,		/* writeback of the core failed */
+	COREDAM_STAT_BYTES,
 	COREDAM_STATS_N,
 };
-
-/* The fields of the first series' line; later fields read as 0 when absent. */
-#define COREDAM_STATS_MIN (COREDAM_STAT_BYTES + 1)
 
 struct coredam_stats {
 	uint64_t v[COREDAM_STATS_N];
 };
 
+/* The kernel's names, indexed by COREDAM_STAT_*. */
 extern const char *const coredam_stat_names[COREDAM_STATS_N];
 
-/* One line of COREDAM_STATS_MIN or more (new fields are appended) unsigned decimals. */
-int coredam_stats_parse(const char *line, struct coredam_stats *ret);
+/*
+ * Parse the text of core_dump_stats. Names the agent does not know (a newer
+ * kernel's) are ignored and the order does not matter; a known name that is
+ * missing or repeated, a line that is not "name value", or a value that
+ * does not fit in 64 bits is -EBADMSG.
+ */
+int coredam_stats_parse(const char *text, struct coredam_stats *ret);
 int coredam_stats_read(const struct coredam_roots *roots, struct coredam_stats *ret);
-/* Do the documented invariants hold? (exact at rest) */
+/*
+ * Do the documented invariants hold? The kernel hands out only snapshots
+ * in which they do:
+ *   started = admitted + waiting + skipped_full + skipped_timeout + skipped_killed
+ *   admitted = completed + failed + skipped_pipe_limit + active + overtime
+ *   failed = failed_open + failed_setup + failed_limit + failed_killed + failed_write + failed_io
+ */
 bool coredam_stats_consistent(const struct coredam_stats *s);
 
 /*

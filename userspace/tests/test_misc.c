@@ -2,6 +2,7 @@
 /* PSI, metrics, the ELF completeness check, dumps in /proc, the control protocol. */
 #include <elf.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -59,14 +60,37 @@ TEST(metrics_output)
 	char *s;
 
 	for (int i = 0; i < COREDAM_STATS_N; i++)
-		m.stats.v[i] = i + 1;
+		m.stats.v[i] = 100 + i;
+	m.stats.v[COREDAM_STAT_STARTED] = 3;
+	m.stats.v[COREDAM_STAT_ACTIVE] = 1;
+	m.stats.v[COREDAM_STAT_OVERTIME] = 13;
+	m.stats.v[COREDAM_STAT_LEASES_ENDED] = 14;
+	m.stats.v[COREDAM_STAT_SKIPPED_TIMEOUT] = 8;
+	m.stats.v[COREDAM_STAT_UNCHARGED] = 11;
+	m.stats.v[COREDAM_STAT_FAILED_WRITE] = 21;
+	m.stats.v[COREDAM_STAT_BYTES] = 12;
 	CHECK(coredam_metrics_format(&m, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "# TYPE coredam_dumps_started_total counter\ncoredam_dumps_started_total 3\n"));
 	CHECK(strstr(buf, "# TYPE coredam_dumps_active gauge\ncoredam_dumps_active 1\n"));
 	CHECK(strstr(buf, "# TYPE coredam_dumps_overtime gauge\ncoredam_dumps_overtime 13\n"));
 	CHECK(strstr(buf, "coredam_dumps_leases_ended_total 14\n"));
 	CHECK(strstr(buf, "coredam_dumps_skipped_timeout_total 8\n"));
+	CHECK(strstr(buf, "# TYPE coredam_dumps_uncharged_total counter\ncoredam_dumps_uncharged_total 11\n"));
+	CHECK(strstr(buf, "# TYPE coredam_dumps_failed_write_total counter\ncoredam_dumps_failed_write_total 21\n"));
 	CHECK(strstr(buf, "coredam_dump_bytes_total 12\n"));
+	/* every kernel counter under its own name, with a help line */
+	for (int i = 0; i < COREDAM_STATS_N; i++) {
+		bool gauge = i == COREDAM_STAT_ACTIVE || i == COREDAM_STAT_WAITING || i == COREDAM_STAT_OVERTIME;
+		char name[64], want[128];
+
+		if (i == COREDAM_STAT_BYTES)
+			continue;
+		snprintf(name, sizeof(name), "coredam_dumps_%s%s", coredam_stat_names[i], gauge ? "" : "_total");
+		snprintf(want, sizeof(want), "\n%s %" PRIu64 "\n", name, m.stats.v[i]);
+		CHECK(strstr(buf, want) != NULL);
+		snprintf(want, sizeof(want), "# HELP %s ", name);
+		CHECK(strstr(buf, want) != NULL);
+	}
 	CHECK(strstr(buf, "coredam_mode{mode=\"adaptive\"} 1\n"));
 	CHECK(strstr(buf, "coredam_write_bandwidth_bytes_per_second 30000000\n"));
 	CHECK(strstr(buf, "coredam_foreground_io_pressure_ratio 0.25\n"));

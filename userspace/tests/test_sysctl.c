@@ -41,35 +41,179 @@ TEST(core_pattern_pipe_socket)
 	CHECK(p.kind == COREDAM_CORE_SOCKET && !p.dir_known);
 }
 
+/*
+ * A snapshot that adds up: of 20 started, 15 admitted, 2 waiting, 3
+ * skipped; of the 15, 8 completed, 3 failed (open, killed, write), 1 over
+ * core_pipe_limit, 2 active, 1 over time.
+ */
+static const char stats_text[] =
+	"started 20\n"
+	"admitted 15\n"
+	"completed 8\n"
+	"failed 3\n"
+	"skipped_full 1\n"
+	"skipped_timeout 1\n"
+	"skipped_killed 1\n"
+	"skipped_pipe_limit 1\n"
+	"active 2\n"
+	"waiting 2\n"
+	"overtime 1\n"
+	"leases_ended 4\n"
+	"uncharged 1\n"
+	"failed_open 1\n"
+	"failed_setup 0\n"
+	"failed_limit 0\n"
+	"failed_killed 1\n"
+	"failed_write 1\n"
+	"failed_io 0\n"
+	"bytes 123456789\n";
+
+/* stats_text with the line of counter @name replaced by @line ("" drops it) */
+static void stats_text_with(const char *name, const char *line, char *buf, size_t size)
+{
+	const char *p = strstr(stats_text, name), *eol = strchr(p, '\n') + 1;
+
+	snprintf(buf, size, "%.*s%s%s", (int)(p - stats_text), stats_text, line, eol);
+}
+
 TEST(stats_parse)
 {
-	struct coredam_stats s, keep;
+	struct coredam_stats s;
 
-	CHECK(coredam_stats_parse("1 2 20 15 10 4 1 1 1 0 0 123456789\n", &s) == 0);
-	CHECK_EQ_INT(s.v[COREDAM_STAT_ACTIVE], 1);
-	CHECK_EQ_INT(s.v[COREDAM_STAT_WAITING], 2);
+	CHECK(coredam_stats_parse(stats_text, &s) == 0);
 	CHECK_EQ_INT(s.v[COREDAM_STAT_STARTED], 20);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_ACTIVE], 2);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_WAITING], 2);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_SKIPPED_PIPE_LIMIT], 1);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_UNCHARGED], 1);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_FAILED_KILLED], 1);
+	CHECK_EQ_INT(s.v[COREDAM_STAT_LEASES_ENDED], 4);
 	CHECK_EQ_INT(s.v[COREDAM_STAT_BYTES], 123456789);
 	CHECK(coredam_stats_consistent(&s));
-	s.v[COREDAM_STAT_COMPLETED]++;
-	CHECK(!coredam_stats_consistent(&s));
-	/* the lease's fields; a line without them reads them as 0 */
-	CHECK(coredam_stats_parse("0 0 3 3 1 0 0 0 0 0 0 9 2 2\n", &s) == 0);
-	CHECK_EQ_INT(s.v[COREDAM_STAT_OVERTIME], 2);
-	CHECK_EQ_INT(s.v[COREDAM_STAT_LEASES_ENDED], 2);
-	CHECK(coredam_stats_consistent(&s));
-	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0 0", &s) == 0);
-	CHECK_EQ_INT(s.v[COREDAM_STAT_OVERTIME], 0);
-	/* fields appended by a newer kernel are ignored */
-	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0 0 7 8 9", &s) == 0);
+	/* the names are the kernel's, each at the start of a line */
+	for (int i = 0; i < COREDAM_STATS_N; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "\n%s ", coredam_stat_names[i]);
+		CHECK(strstr(stats_text, line + (i == 0)) != NULL);
+	}
+}
+
+TEST(stats_parse_by_name)
+{
+	struct coredam_stats a, b;
+	char buf[2048];
+
+	CHECK(coredam_stats_parse(stats_text, &a) == 0);
+	/* a newer kernel's names, before, among and after ours, are ignored */
+	snprintf(buf, sizeof(buf), "zz_first 7\n%.*sfuture_gauge 18446744073709551615\n%snext_counter 9\n",
+		 (int)(strstr(stats_text, "active") - stats_text), stats_text, strstr(stats_text, "active"));
+	CHECK(coredam_stats_parse(buf, &b) == 0);
+	CHECK(memcmp(&a, &b, sizeof(a)) == 0);
+	/* the order does not matter, nor a newline after the last line */
+	CHECK(coredam_stats_parse("bytes 123456789\nfailed_io 0\nfailed_write 1\nfailed_killed 1\n"
+				  "failed_limit 0\nfailed_setup 0\nfailed_open 1\nuncharged 1\nleases_ended 4\n"
+				  "overtime 1\nwaiting 2\nactive 2\nskipped_pipe_limit 1\nskipped_killed 1\n"
+				  "skipped_timeout 1\nskipped_full 1\nfailed 3\ncompleted 8\nadmitted 15\nstarted 20",
+				  &b) == 0);
+	CHECK(memcmp(&a, &b, sizeof(a)) == 0);
+	/* the largest value fits */
+	stats_text_with("bytes", "bytes 18446744073709551615\n", buf, sizeof(buf));
+	CHECK(coredam_stats_parse(buf, &b) == 0 && b.v[COREDAM_STAT_BYTES] == UINT64_MAX);
+}
+
+TEST(stats_parse_refuses)
+{
+	static const struct {
+		const char *name, *line;
+	} bad[] = {
+		{ "failed_io", "" },				/* a name missing */
+		{ "started", "" },
+		{ "bytes", "" },
+		{ "waiting", "waiting 2\nwaiting 2\n" },	/* a name twice */
+		{ "started", "started x\n" },
+		{ "started", "started\n" },
+		{ "started", "started \n" },
+		{ "started", "started  20\n" },
+		{ "started", "started\t20\n" },
+		{ "started", "started -1\n" },
+		{ "started", "started +20\n" },
+		{ "started", "started 20 \n" },
+		{ "started", "started 20 21\n" },
+		{ "started", "started 0x14\n" },
+		{ "started", "Started 20\n" },
+		{ "started", " started 20\n" },
+		{ "started", "\nstarted 20\n" },		/* an empty line */
+		{ "bytes", "bytes 18446744073709551616\n" },	/* 2^64 */
+		{ "bytes", "bytes 123456789123456789123456789\n" },
+		{ "active", "active 2\n7 8\n" },		/* an unknown line that is not "name value" */
+		{ "active", "active 2\nfuture x\n" },
+	};
+	static const char *const garbage[] = {
+		"",
+		"\n",
+		/* the first series' positional line */
+		"0 0 3 3 3 0 0 0 0 0 0 4096 0 0\n",
+		"started 20",
+	};
+	struct coredam_stats s, keep;
+	char buf[2048];
+
 	memset(&keep, 0x33, sizeof(keep));
 	s = keep;
-	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0", &s) == -EBADMSG); /* 11 fields */
-	CHECK(coredam_stats_parse("0 0 0 0 0 0 0 0 0 0 0 x", &s) == -EBADMSG);
-	CHECK(coredam_stats_parse("0  0 0 0 0 0 0 0 0 0 0 0", &s) == -EBADMSG);
-	CHECK(coredam_stats_parse("-1 0 0 0 0 0 0 0 0 0 0 0", &s) == -EBADMSG);
-	CHECK(coredam_stats_parse("", &s) == -EBADMSG);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		int r;
+
+		stats_text_with(bad[i].name, bad[i].line, buf, sizeof(buf));
+		r = coredam_stats_parse(buf, &s);
+		if (r != -EBADMSG)
+			fprintf(stderr, "  %s -> \"%s\": %d\n", bad[i].name, bad[i].line, r);
+		CHECK_EQ_INT(r, -EBADMSG);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(garbage); i++)
+		CHECK(coredam_stats_parse(garbage[i], &s) == -EBADMSG);
 	CHECK(memcmp(&s, &keep, sizeof(s)) == 0);
+}
+
+TEST(stats_invariants)
+{
+	struct coredam_stats s, ok;
+
+	CHECK(coredam_stats_parse(stats_text, &ok) == 0);
+	CHECK(coredam_stats_consistent(&ok));
+	/* at rest: nothing active, waiting or over time */
+	memset(&s, 0, sizeof(s));
+	CHECK(coredam_stats_consistent(&s));
+	/* each equation on its own: one counter more on either side breaks it */
+	for (int i = 0; i < COREDAM_STATS_N; i++) {
+		bool counted = i != COREDAM_STAT_LEASES_ENDED && i != COREDAM_STAT_UNCHARGED &&
+			       i != COREDAM_STAT_BYTES;
+
+		s = ok;
+		s.v[i]++;
+		if (coredam_stats_consistent(&s) == counted)
+			fprintf(stderr, "  %s + 1\n", coredam_stat_names[i]);
+		CHECK(coredam_stats_consistent(&s) == !counted);
+	}
+	/* skipped_pipe_limit is a dump admitted first: it counts on the admitted side */
+	s = ok;
+	s.v[COREDAM_STAT_SKIPPED_PIPE_LIMIT]++;
+	s.v[COREDAM_STAT_ADMITTED]++;
+	s.v[COREDAM_STAT_STARTED]++;
+	CHECK(coredam_stats_consistent(&s));
+	/* a failure moved from one reason to another still adds up */
+	s = ok;
+	s.v[COREDAM_STAT_FAILED_WRITE]--;
+	s.v[COREDAM_STAT_FAILED_IO]++;
+	CHECK(coredam_stats_consistent(&s));
+	/* a sum that wraps around is not a match */
+	memset(&s, 0, sizeof(s));
+	s.v[COREDAM_STAT_FAILED] = 1;
+	s.v[COREDAM_STAT_FAILED_OPEN] = UINT64_MAX;
+	s.v[COREDAM_STAT_FAILED_IO] = 2;
+	s.v[COREDAM_STAT_ADMITTED] = 1;
+	s.v[COREDAM_STAT_STARTED] = 1;
+	CHECK(!coredam_stats_consistent(&s));
 }
 
 static void fake_proc(bool patched)
@@ -83,7 +227,7 @@ static void fake_proc(bool patched)
 	mkfile("proc/sys/kernel/core_max_waiting", "0\n");
 	mkfile("proc/sys/kernel/core_wait_timeout_ms", "0\n");
 	mkfile("proc/sys/kernel/core_writeback_window", "1024\n");
-	mkfile("proc/sys/kernel/core_dump_stats", "0 0 3 3 3 0 0 0 0 0 0 4096\n");
+	mkfile("proc/sys/kernel/core_dump_stats", stats_text);
 }
 
 TEST(kernel_probe)
@@ -100,7 +244,20 @@ TEST(kernel_probe)
 	fake_proc(true);
 	CHECK(coredam_kernel_probe(&r, &k) == 0);
 	CHECK(coredam_kernel_full(&k));
-	CHECK(coredam_stats_read(&r, &s) == 0 && s.v[COREDAM_STAT_BYTES] == 4096);
+	CHECK(coredam_stats_read(&r, &s) == 0 && s.v[COREDAM_STAT_BYTES] == 123456789);
+	/* the whole file, however long a later kernel makes it */
+	{
+		char big[8192];
+		size_t o = 0;
+
+		for (int i = 0; o < 6000; i++)
+			o += (size_t)snprintf(big + o, sizeof(big) - o, "future_counter_%d %d\n", i, i);
+		snprintf(big + o, sizeof(big) - o, "%s", stats_text);
+		mkfile("proc/sys/kernel/core_dump_stats", big);
+		CHECK(coredam_stats_read(&r, &s) == 0 && s.v[COREDAM_STAT_BYTES] == 123456789);
+		mkfile("proc/sys/kernel/core_dump_stats", "0 0 3 3 3 0 0 0 0 0 0 4096\n");
+		CHECK(coredam_stats_read(&r, &s) == -EBADMSG);
+	}
 	CHECK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)) == 0);
 	CHECK_STREQ(buf, "/var/crash/core.%p");
 	CHECK(coredam_sysctl_read(&r, "kernel/../x", buf, sizeof(buf)) == -EINVAL);
