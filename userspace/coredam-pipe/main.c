@@ -400,7 +400,7 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		logmsg(LOG_WARNING, "core of pid %d: not moved into the dump cgroup (%s): written unthrottled",
 		       (int)a.pid, why);
-		out.what[out.n++] = COREDAM_PIPE_UNMOVED;
+		out.what[out.n++] = COREDAM_PIPE_UNCHARGED;
 	}
 	if (coredam_cg_of_pid(roots.proc, getpid(), cg, sizeof(cg)) < 0)
 		snprintf(cg, sizeof(cg), "?");

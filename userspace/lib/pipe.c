@@ -257,7 +257,7 @@ static int lock_dir(int dirfd, int op, int *ret_fd)
 
 const char *const coredam_pipe_stat_names[COREDAM_PIPE_STATS_N] = {
 	"started", "admitted", "completed", "failed", "skipped_full", "skipped_timeout",
-	"skipped_killed", "skipped_rlimit", "skipped_error", "unmoved", "truncated", "bytes",
+	"skipped_killed", "skipped_rlimit", "skipped_error", "uncharged", "truncated", "bytes",
 	"bytes_disk",
 };
 
@@ -364,14 +364,17 @@ int coredam_pipe_stats_as_kernel(const char *state_dir, struct coredam_stats *re
 								    p.v[COREDAM_PIPE_SKIPPED_RLIMIT] +
 									    p.v[COREDAM_PIPE_SKIPPED_ERROR]);
 	k.v[COREDAM_STAT_ADMITTED] = p.v[COREDAM_PIPE_ADMITTED];
-	k.v[COREDAM_STAT_COMPLETED] = p.v[COREDAM_PIPE_COMPLETED];
-	k.v[COREDAM_STAT_FAILED] = p.v[COREDAM_PIPE_FAILED];
-	/* the helper cannot tell why a write failed: its every failure is a failed write */
+	/* a truncated core was counted completed too: move it to failed_limit */
+	k.v[COREDAM_STAT_FAILED_LIMIT] = MIN(p.v[COREDAM_PIPE_TRUNCATED], p.v[COREDAM_PIPE_COMPLETED]);
+	k.v[COREDAM_STAT_COMPLETED] = p.v[COREDAM_PIPE_COMPLETED] - k.v[COREDAM_STAT_FAILED_LIMIT];
 	k.v[COREDAM_STAT_FAILED_WRITE] = p.v[COREDAM_PIPE_FAILED];
+	if (__builtin_add_overflow(k.v[COREDAM_STAT_FAILED_WRITE], k.v[COREDAM_STAT_FAILED_LIMIT],
+				   &k.v[COREDAM_STAT_FAILED]))
+		return -EBADMSG;
 	k.v[COREDAM_STAT_SKIPPED_FULL] = p.v[COREDAM_PIPE_SKIPPED_FULL];
 	k.v[COREDAM_STAT_SKIPPED_TIMEOUT] = p.v[COREDAM_PIPE_SKIPPED_TIMEOUT];
 	k.v[COREDAM_STAT_SKIPPED_KILLED] = p.v[COREDAM_PIPE_SKIPPED_KILLED];
-	k.v[COREDAM_STAT_UNCHARGED] = p.v[COREDAM_PIPE_UNMOVED];
+	k.v[COREDAM_STAT_UNCHARGED] = p.v[COREDAM_PIPE_UNCHARGED];
 	k.v[COREDAM_STAT_BYTES] = p.v[COREDAM_PIPE_BYTES_DISK];
 	*ret = k;
 	return 0;

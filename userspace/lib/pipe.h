@@ -85,14 +85,14 @@ enum {
 	COREDAM_PIPE_STARTED,		/* helper invocations */
 	COREDAM_PIPE_ADMITTED,		/* got a slot */
 	COREDAM_PIPE_COMPLETED,		/* core complete and renamed into place */
-	COREDAM_PIPE_FAILED,		/* admitted, then the write failed or was short */
+	COREDAM_PIPE_FAILED,		/* admitted, then the core could not be created or written */
 	COREDAM_PIPE_SKIPPED_FULL,	/* queue at its cap on arrival */
 	COREDAM_PIPE_SKIPPED_TIMEOUT,	/* no slot within the wait timeout */
 	COREDAM_PIPE_SKIPPED_KILLED,	/* the helper was told to stop while waiting */
 	COREDAM_PIPE_SKIPPED_RLIMIT,	/* RLIMIT_CORE below a page: dumping disabled */
 	COREDAM_PIPE_SKIPPED_ERROR,	/* no valid destination, state dir unusable */
-	COREDAM_PIPE_UNMOVED,		/* could not join the dump cgroup (still written) */
-	COREDAM_PIPE_TRUNCATED,		/* cut at RLIMIT_CORE (stored as .incomplete) */
+	COREDAM_PIPE_UNCHARGED,		/* could not join the dump cgroup (still written) */
+	COREDAM_PIPE_TRUNCATED,		/* completed, but cut at RLIMIT_CORE (stored as .incomplete) */
 	COREDAM_PIPE_BYTES,		/* core bytes read from the kernel */
 	COREDAM_PIPE_BYTES_DISK,	/* bytes stored (compressed size when compressing) */
 	COREDAM_PIPE_STATS_N,
@@ -113,10 +113,13 @@ int coredam_pipe_stats_read(const char *state_dir, struct coredam_pipe_stats *re
 int coredam_pipe_stats_add(const char *state_dir, const struct coredam_pipe_stats *delta);
 
 /*
- * The helpers' counters in the kernel's core_dump_stats layout, with the
+ * The helpers' counters under the kernel's core_dump_stats names, with the
  * writing/waiting gauges counted from the live tickets, so that status and
  * metrics treat both paths alike. rlimit and error skips are not dumps the
- * kernel would have started and are left out of "started".
+ * kernel would have started and are left out of "started". A core cut at
+ * RLIMIT_CORE is what the kernel counts failed_limit, not completed; any
+ * other failure of the helper is a failed write (failed_write). Nothing
+ * maps onto core_pipe_limit, leases or the other failure reasons: 0.
  */
 int coredam_pipe_stats_as_kernel(const char *state_dir, struct coredam_stats *ret);
 

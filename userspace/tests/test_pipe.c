@@ -145,6 +145,8 @@ TEST(pipe_stats_and_budget)
 	d.v[COREDAM_PIPE_FAILED] = 1;
 	d.v[COREDAM_PIPE_SKIPPED_TIMEOUT] = 1;
 	d.v[COREDAM_PIPE_SKIPPED_RLIMIT] = 1;
+	d.v[COREDAM_PIPE_UNCHARGED] = 1;
+	d.v[COREDAM_PIPE_TRUNCATED] = 1;
 	d.v[COREDAM_PIPE_BYTES_DISK] = 1000;
 	CHECK(coredam_pipe_stats_add(state, &d) == 0);
 	CHECK(coredam_pipe_stats_add(state, &d) == 0);
@@ -152,11 +154,18 @@ TEST(pipe_stats_and_budget)
 	CHECK(s.v[COREDAM_PIPE_STARTED] == 10 && s.v[COREDAM_PIPE_BYTES_DISK] == 2000);
 	CHECK(coredam_pipe_stats_format(&s, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "skipped_timeout 2\n") != NULL);
+	CHECK(strstr(buf, "uncharged 2\n") != NULL);
 
-	/* in the kernel's layout: rlimit skips are not dumps the kernel would start */
+	/* under the kernel's names: rlimit skips are not dumps the kernel would start */
 	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0);
-	CHECK(k.v[COREDAM_STAT_STARTED] == 8 && k.v[COREDAM_STAT_ADMITTED] == 6);
-	CHECK(k.v[COREDAM_STAT_COMPLETED] == 4 && k.v[COREDAM_STAT_FAILED] == 2);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_STARTED], 8);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_ADMITTED], 6);
+	/* a core cut at RLIMIT_CORE is the kernel's failed_limit, not completed */
+	CHECK_EQ_INT(k.v[COREDAM_STAT_COMPLETED], 2);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_FAILED_LIMIT], 2);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_FAILED_WRITE], 2);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_FAILED], 4);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_UNCHARGED], 2);
 	CHECK(k.v[COREDAM_STAT_SKIPPED_TIMEOUT] == 2 && k.v[COREDAM_STAT_BYTES] == 2000);
 	CHECK(k.v[COREDAM_STAT_ACTIVE] == 0 && k.v[COREDAM_STAT_WAITING] == 0);
 	CHECK(coredam_stats_consistent(&k));
