@@ -34,7 +34,10 @@ static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 	r = coredam_kernel_probe(&c->roots, &s->kern);
 	if (r < 0)
 		return r;
-	s->have_stats = s->kern.core_dump_stats && coredam_stats_read(&c->roots, &s->stats) == 0;
+	if (s->kern.core_dump_stats) {
+		s->stats_error = coredam_stats_read(&c->roots, &s->stats);
+		s->have_stats = s->stats_error == 0;
+	}
 	if (!s->kern.core_dump_stats && coredam_pipe_stats_read(c->roots.state, &s->pipe) == 0 &&
 	    coredam_pipe_stats_as_kernel(c->roots.state, &s->stats) == 0)
 		s->have_stats = s->stats_from_pipe = true;

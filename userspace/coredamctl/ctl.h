@@ -32,6 +32,7 @@ struct ctl {
 struct ctl_status {
 	struct coredam_kernel_support kern;
 	bool have_stats;
+	int stats_error;		/* why kernel.core_dump_stats could not be read, -errno */
 	struct coredam_stats stats;
 	bool stats_from_pipe;		/* stock kernel: counters of coredam-pipe */
 	struct coredam_pipe_stats pipe;	/* valid with stats_from_pipe */

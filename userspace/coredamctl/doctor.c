@@ -118,6 +118,18 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 		       c->roots.proc, !k.core_cgroup ? "core_cgroup" : !k.core_max_concurrency ? "core_max_concurrency" : "core_dump_stats",
 		       c->cfg.cgroup);
 	}
+	if (r >= 0 && k.core_dump_stats) {
+		struct coredam_stats st;
+
+		r = coredam_stats_read(&c->roots, &st);
+		if (r == -EBADMSG)
+			report(1, "%s/sys/kernel/core_dump_stats is not the \"name value\" list this version reads "
+			       "(a kernel of an older series): status and metrics show no counters; install the current series",
+			       c->roots.proc);
+		else if (r < 0)
+			report(1, "%s/sys/kernel/core_dump_stats: %s: status and metrics show no counters", c->roots.proc,
+			       strerror(-r));
+	}
 
 	/* cgroup v2 and delegation */
 	r = open_dir_at(AT_FDCWD, c->roots.cgroup, &rootfd);

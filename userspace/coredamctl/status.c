@@ -103,6 +103,32 @@ static void print_json(struct ctl *c, struct ctl_status *s)
 	(void)c;
 }
 
+/* " (write 2, killed 1)": the reasons of the failed dumps that have any */
+static void print_failed_reasons(const uint64_t *x)
+{
+	static const struct {
+		int stat;
+		const char *what;
+	} reasons[] = {
+		{ COREDAM_STAT_FAILED_OPEN, "open" },
+		{ COREDAM_STAT_FAILED_SETUP, "setup" },
+		{ COREDAM_STAT_FAILED_LIMIT, "RLIMIT_CORE" },
+		{ COREDAM_STAT_FAILED_KILLED, "killed" },
+		{ COREDAM_STAT_FAILED_WRITE, "write" },
+		{ COREDAM_STAT_FAILED_IO, "writeback" },
+	};
+	const char *sep = " (";
+
+	for (size_t i = 0; i < ELEMENTSOF(reasons); i++) {
+		if (!x[reasons[i].stat])
+			continue;
+		printf("%s%s %" PRIu64, sep, reasons[i].what, x[reasons[i].stat]);
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		printf(")");
+}
+
 static void print_human(struct ctl *c, struct ctl_status *s)
 {
 	char v[PATH_MAX], b1[16], b2[16];
@@ -156,10 +182,11 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 
 		if (s->stats_from_pipe)
 			printf("Counters:     from coredam-pipe (%s/pipe/stats; stock kernel)\n", c->roots.state);
-		printf("%s started %" PRIu64 ", admitted %" PRIu64 ", completed %" PRIu64 ", failed %" PRIu64 "\n",
+		printf("%s started %" PRIu64 ", admitted %" PRIu64 ", completed %" PRIu64 ", failed %" PRIu64,
 		       s->stats_from_pipe ? "             " : "Counters:    ",
 		       x[COREDAM_STAT_STARTED], x[COREDAM_STAT_ADMITTED], x[COREDAM_STAT_COMPLETED], x[COREDAM_STAT_FAILED]);
-		printf("              skipped: full %" PRIu64 ", timeout %" PRIu64 ", killed %" PRIu64 ", pipe limit %" PRIu64
+		print_failed_reasons(x);
+		printf("\n              skipped: full %" PRIu64 ", timeout %" PRIu64 ", killed %" PRIu64 ", pipe limit %" PRIu64
 		       "; uncharged %" PRIu64 "; %s written\n",
 		       x[COREDAM_STAT_SKIPPED_FULL], x[COREDAM_STAT_SKIPPED_TIMEOUT], x[COREDAM_STAT_SKIPPED_KILLED],
 		       x[COREDAM_STAT_SKIPPED_PIPE_LIMIT], x[COREDAM_STAT_UNCHARGED],
@@ -177,6 +204,10 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 		       " writing past their slot's lease (%" PRIu64 " leases ended)\n",
 		       x[COREDAM_STAT_ACTIVE], x[COREDAM_STAT_WAITING], x[COREDAM_STAT_OVERTIME],
 		       x[COREDAM_STAT_LEASES_ENDED]);
+	} else if (s->stats_error == -EBADMSG) {
+		printf("Counters:     unavailable (kernel.core_dump_stats is not the \"name value\" list this version reads)\n");
+	} else if (s->stats_error < 0) {
+		printf("Counters:     unavailable (kernel.core_dump_stats: %s)\n", strerror(-s->stats_error));
 	} else {
 		printf("Counters:     unavailable (no kernel.core_dump_stats, and coredam-pipe has not run)\n");
 	}
