@@ -62,6 +62,27 @@ static void add_held(struct agent *a, const char *cg)
 	snprintf(a->held[a->n_held++], sizeof(a->held[0]), "%s", cg);
 }
 
+/*
+ * How the one dump that ended between @before and @now ended: the name of
+ * the kernel counter that moved (a failure by its reason, "failed_write"),
+ * or "ended" when none did.
+ */
+static const char *dump_outcome(const struct coredam_stats *now, const struct coredam_stats *before)
+{
+	static const int outcomes[] = {
+		COREDAM_STAT_COMPLETED,
+		COREDAM_STAT_FAILED_OPEN, COREDAM_STAT_FAILED_SETUP, COREDAM_STAT_FAILED_LIMIT,
+		COREDAM_STAT_FAILED_KILLED, COREDAM_STAT_FAILED_WRITE, COREDAM_STAT_FAILED_IO,
+		COREDAM_STAT_FAILED,	/* a reason this agent does not know yet */
+		COREDAM_STAT_SKIPPED_PIPE_LIMIT, COREDAM_STAT_SKIPPED_TIMEOUT, COREDAM_STAT_SKIPPED_KILLED,
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(outcomes); i++)
+		if (now->v[outcomes[i]] > before->v[outcomes[i]])
+			return coredam_stat_names[outcomes[i]];
+	return "ended";
+}
+
 void track_dumps(struct agent *a)
 {
 	struct coredam_dump *v = NULL;
@@ -123,17 +144,9 @@ void track_dumps(struct agent *a)
 	free(v);
 	for (size_t i = 0; i < a->n_dumps; i++)
 		ended += !a->dumps[i].seen;
-	if (have_st && a->have_last_stats && ended == 1) {
-		/* exactly one dump ended since the last look: the counters tell how */
-		if (st.v[COREDAM_STAT_COMPLETED] > a->last_stats.v[COREDAM_STAT_COMPLETED])
-			outcome = "completed";
-		else if (st.v[COREDAM_STAT_FAILED] > a->last_stats.v[COREDAM_STAT_FAILED])
-			outcome = "failed";
-		else if (st.v[COREDAM_STAT_SKIPPED_TIMEOUT] > a->last_stats.v[COREDAM_STAT_SKIPPED_TIMEOUT])
-			outcome = "skipped_timeout";
-		else if (st.v[COREDAM_STAT_SKIPPED_KILLED] > a->last_stats.v[COREDAM_STAT_SKIPPED_KILLED])
-			outcome = "skipped_killed";
-	}
+	/* exactly one dump ended since the last look: the counters tell how */
+	if (have_st && a->have_last_stats && ended == 1)
+		outcome = dump_outcome(&st, &a->last_stats);
 	for (size_t i = 0; i < a->n_dumps;) {
 		struct tracked_dump *t = &a->dumps[i];
 
