@@ -32,6 +32,22 @@ int agent_check_kernel(struct agent *a)
 		return r;
 	}
 	a->m.kernel_full = coredam_kernel_full(k);
+	if (k->core_dump_stats) {
+		struct coredam_stats st;
+
+		/* the counters are read every interval; say once here why they would be missing */
+		r = coredam_stats_read(&a->roots, &st);
+		if (r == -EBADMSG)
+			log_warning("%s/sys/kernel/core_dump_stats is not the \"name value\" list this agent reads "
+				    "(a kernel of an older series?): no dump counters in metrics and status, ignoring",
+				    a->roots.proc);
+		else if (r < 0)
+			log_warning("cannot read %s/sys/kernel/core_dump_stats: %s: no dump counters in metrics and status, ignoring",
+				    a->roots.proc, strerror(-r));
+		else if (!coredam_stats_consistent(&st))
+			log_warning("%s/sys/kernel/core_dump_stats does not add up; its counters are reported as read",
+				    a->roots.proc);
+	}
 	if (a->m.kernel_full) {
 		log_info("kernel support: complete (core_cgroup, admission queue, writeback window, statistics)");
 		return 0;
