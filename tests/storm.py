@@ -113,7 +113,7 @@ class StormResult:
     drain_s: float        # from the first crash until every core is on disk
     mem_peak: int         # memory.peak of the crashers' cgroup, bytes
     dump_mem_peak: int    # memory.peak of the dump cgroup (if there is one)
-    stats: str            # core_dump_stats (patched kernel)
+    stats: str            # core_dump_stats as read (patched kernel); stats_dict() parses it
     pipe_stats: dict      # coredam-pipe's counters (stock kernel + helper)
     start_ms: int
     synced_ms: int
@@ -177,10 +177,7 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
                         "storm_s": max(synced - start, 1) / 1000.0}
     cores = res.json_lines("cores.json") if res.path("cores.json").exists() else []
     stats = res.text("stats").strip() if res.path("stats").exists() else ""
-    pipe_stats = {}
-    if res.path("pipe-stats").exists():
-        pipe_stats = {k: int(v) for k, v in
-                      (line.split() for line in res.text("pipe-stats").splitlines() if line.strip())}
+    pipe_stats = name_values(res.text("pipe-stats")) if res.path("pipe-stats").exists() else {}
     return StormResult(
         setup=setup.name, scenario=scenario.name, crashes=crashes, mb=mb, probes=probes,
         cores_found=len(cores),
@@ -265,13 +262,64 @@ def plot(results, path, title, mode="write"):
     plt.close(fig)
 
 
-STATS_NAMES = ["active", "waiting", "started", "admitted", "completed", "failed",
-               "skipped_full", "skipped_timeout", "skipped_killed",
-               "skipped_pipe_limit", "unmoved", "bytes", "overtime", "leases_ended"]
+# kernel.core_dump_stats is one "name value" line per counter, as
+# /proc/vmstat. These are the names the tests know, in the kernel's order;
+# a later kernel may add names, and the order is not part of the interface.
+STATS_NAMES = ("started", "admitted", "completed", "failed",
+               "skipped_full", "skipped_timeout", "skipped_killed", "skipped_pipe_limit",
+               "active", "waiting", "overtime", "leases_ended", "uncharged",
+               "failed_open", "failed_setup", "failed_limit", "failed_killed",
+               "failed_write", "failed_io", "bytes")
+
+# What the kernel promises in every snapshot: each total is the sum of its parts.
+STATS_INVARIANTS = (
+    ("started", ("admitted", "waiting", "skipped_full", "skipped_timeout", "skipped_killed")),
+    ("admitted", ("completed", "failed", "skipped_pipe_limit", "active", "overtime")),
+    ("failed", ("failed_open", "failed_setup", "failed_limit", "failed_killed",
+                "failed_write", "failed_io")),
+)
+
+
+def name_values(text):
+    """{name: int} from "name value" lines (core_dump_stats, coredam-pipe's
+    stats); a ValueError quotes a line that is not one."""
+    out = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        words = line.split()
+        if len(words) != 2 or not words[1].isdigit():
+            raise ValueError(f"not a 'name value' line: {line!r}")
+        if words[0] in out:
+            raise ValueError(f"{words[0]} twice: {text!r}")
+        out[words[0]] = int(words[1])
+    return out
 
 
 def stats_dict(text):
-    return dict(zip(STATS_NAMES, (int(x) for x in text.split()))) if text else {}
+    """core_dump_stats as {name: value}, names the tests do not know
+    included; {} for no text (the file was not there). A ValueError names
+    the counters the text lacks."""
+    if not text.strip():
+        return {}
+    s = name_values(text)
+    missing = [n for n in STATS_NAMES if n not in s]
+    if missing:
+        raise ValueError(f"core_dump_stats lacks {', '.join(missing)}: {text!r}")
+    return s
+
+
+def stats_broken(s):
+    """The invariants that do not hold in the counters s, each as text; []
+    when all hold."""
+    return [f"{total} {s[total]} != {' + '.join(parts)} = {sum(s[p] for p in parts)}"
+            for total, parts in STATS_INVARIANTS if s[total] != sum(s[p] for p in parts)]
+
+
+def check_invariants(s):
+    """Assert that the counters s add up, saying which sums do not."""
+    broken = stats_broken(s)
+    assert not broken, (broken, s)
 
 
 def median(values):

@@ -28,12 +28,35 @@ no_helper() { ! pidof pipewriter coredam-pipe >/dev/null; }
 # exists before that.  ARGS go to coredamctl (e.g. -c CONF).
 agent_running() { coredamctl "$@" status --json 2>/dev/null | grep -q '"running": true'; }
 
+# The kernel's dump counters: /proc/sys/kernel/core_dump_stats holds one
+# "name value" line per counter. Read them by name: a later kernel may add
+# names, and their order is not part of the interface.
+KSTATS=/proc/sys/kernel/core_dump_stats
+
+# kstat NAME: print the counter NAME; fail, printing nothing, if there is none
+kstat() {
+	awk -v name="$1" '$1 == name { print $2; found = 1; exit } END { exit !found }' $KSTATS
+}
+
+# kstat_is NAME VALUE, kstat_ge NAME VALUE: is the counter NAME VALUE, at
+# least VALUE? (for waitfor)
+kstat_is() { [ "$(kstat "$1")" = "$2" ]; }
+kstat_ge() {
+	local v
+	v=$(kstat "$1") && [ "$v" -ge "$2" ]
+}
+
 # wait_idle: until no dump writes or waits in the kernel's queue (at most
-# 10 minutes); on a timeout the counters it stopped at are printed
-dumps_idle() { [ "$(set -- $(cat /proc/sys/kernel/core_dump_stats); echo $1$2)" = 00 ]; }
+# 10 minutes); on a timeout the counters it stopped at are printed.
+# dumps_idle reads both counters from one snapshot, so that a dump moving
+# from waiting to active between two reads cannot pass for none.
+dumps_idle() {
+	awk '$1 == "active" || $1 == "waiting" { n++; busy += $2 }
+	     END { exit !(n == 2 && busy == 0) }' $KSTATS
+}
 wait_idle() {
 	waitfor 600 "no dump active or waiting" dumps_idle ||
-		{ cat /proc/sys/kernel/core_dump_stats; return 1; }
+		{ cat $KSTATS; return 1; }
 }
 
 # storm N MB [DIR]: start N crashers of MB MiB each, wait until all have
