@@ -48,14 +48,11 @@ knobs() {
     done
 }
 majmin() { cat /sys/block/${SCRATCH_DEV#/dev/}/dev; }
-# the kernel's dump counters: st prints the line, field N its Nth field
+# the kernel's dump counters: st prints them all, kstat NAME (lib.sh) one
 st() { cat $K/core_dump_stats; }
-field() { n=$1; set -- $(st); eval echo \${$n}; }
-# wait_until N VALUE: wait (at most 60 s) until field N is at least VALUE
+# wait_until NAME VALUE: wait (at most 60 s) until counter NAME is at least VALUE
 wait_until() {
-    i=0; until [ "$(field $1)" -ge "$2" ]; do
-        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 < $2: $(st)"; return 1; }
-        sleep 0.1; done
+    waitfor 60 "$1 >= $2" kstat_ge "$1" "$2" || { st; return 1; }
 }
 """
 
@@ -128,12 +125,13 @@ knobs > $RESULTS/knobs.after
     assert before["cgroup"] == "/coredump.slice"
 
     cores_ok(res, 8)
-    stats = [int(x) for x in res.text("stats").split()]
+    stats = storm.stats_dict(res.text("stats"))
     after = json.loads(res.text("status.after.json"))
     c = after["counters"]
-    # what the agent reports is what the kernel counted
-    assert [c[n] for n in storm.STATS_NAMES] == stats, (c, stats)
-    assert c["completed"] == 8 and c["admitted"] == 8 and c["unmoved"] == 0
+    # what the agent reports is what the kernel counted, name by name
+    assert {n: c[n] for n in storm.STATS_NAMES} == {n: stats[n] for n in storm.STATS_NAMES}, \
+        (c, stats)
+    assert c["completed"] == 8 and c["admitted"] == 8 and c["uncharged"] == 0
     assert c["bytes"] >= 8 * (MB << 20)
     assert "coredump.slice" in res.text("status.txt")
     # one end record per dump, each with the bytes the dump had written
@@ -214,8 +212,8 @@ knobs > $RESULTS/knobs.after
     # the kernel keeps the last settings while the agent is dead
     assert knobs(res.text("knobs.dead"))["core_cgroup"] == "/coredump.slice"
     cores_ok(res, 10)
-    st = [int(x) for x in res.text("stats").split()]
-    assert st[4] == 10 and st[5] == 0  # completed, failed
+    st = storm.stats_dict(res.text("stats"))
+    assert st["completed"] == 10 and st["failed"] == 0, st
     # the restarted agent adopted the saved originals and restored them
     assert knobs(res.text("knobs.after")) == knobs(res.text("knobs.before"))
 
@@ -276,22 +274,23 @@ stop_agent
     assert "event=space-low" in log and "event=space-ok" in log, log
     low = knobs(res.text("knobs.low"))
     assert low["core_max_concurrency"] == "1" and low["core_max_waiting"] == "1", low
-    s1, s2, s3 = ([int(x) for x in res.text(f"stats.{n}").split()] for n in (1, 2, 3))
+    s1, s2, s3 = (storm.stats_dict(res.text(f"stats.{n}")) for n in (1, 2, 3))
 
     def skipped(s):
-        return s[6] + s[7] + s[8]
+        return s["skipped_full"] + s["skipped_timeout"] + s["skipped_killed"]
 
     # the second storm, below the floor: at most one dump through, the rest
     # skipped and counted
-    through = s2[4] - s1[4]
+    through = s2["completed"] - s1["completed"]
     assert through <= 1 and skipped(s2) - skipped(s1) == 4 - through, (s1, s2)
     # the third, above it again: all kept
-    assert s3[4] - s2[4] == 2 and skipped(s3) == skipped(s2), (s2, s3)
+    assert s3["completed"] - s2["completed"] == 2 and skipped(s3) == skipped(s2), (s2, s3)
     # the counters add up, and no core on disk is partial
-    assert s3[2] == s3[4] + s3[5] + skipped(s3), s3
+    storm.check_invariants(s3)
+    assert s3["started"] == s3["completed"] + s3["failed"] + skipped(s3), s3
     cores = res.json_lines("cores.json")
     assert all(c["valid"] and c["complete"] for c in cores), cores
-    assert len(cores) == s3[4], (len(cores), s3, res.text("ls.txt"))
+    assert len(cores) == s3["completed"], (len(cores), s3, res.text("ls.txt"))
     st = json.loads(res.text("status.low.json"))
     assert st["agent"]["running"]
 
@@ -336,7 +335,7 @@ start_agent
 stormer -n 16 -m 32 -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt > $RESULTS/stormer.out 2>&1 &
 spid=$!
 # the storm under way: four cores written, the rest writing or waiting
-wait_until 5 4 || st
+wait_until completed 4 || st
 cp $RESULTS/agent.log $RESULTS/agent.storm
 st > $RESULTS/stats.fg-start
 sh -c 'echo $$ > /sys/fs/cgroup/fg/cgroup.procs
@@ -367,8 +366,8 @@ stop_agent
     downs = [b for b, p in after if p >= 0.1]
     assert downs and min(downs) < storm_phase[-1][0], (storm_phase, after)
     for f in ("stats.fg-start", "stats.backed-off"):
-        v = [int(x) for x in res.text(f).split()]
-        assert v[storm.STATS_NAMES.index("active")] + v[storm.STATS_NAMES.index("waiting")] > 0, (f, v)
+        v = storm.stats_dict(res.text(f))
+        assert v["active"] + v["waiting"] > 0, (f, v)
     assert "event=pressure-source cgroup=/crashers held=1" in log, log
     cores_ok(res, 16)
 

@@ -169,7 +169,7 @@ def test_burst_budget_order_cgroup_agent_restart(boot):
 
     st = stats(res)
     assert st["started"] == 16 and st["admitted"] == 16 and st["completed"] == 16, st
-    assert st["failed"] == 0 and st["unmoved"] == 0 and st["skipped_timeout"] == 0, st
+    assert st["failed"] == 0 and st["uncharged"] == 0 and st["skipped_timeout"] == 0, st
     status = json.loads(res.text("status.json"))
     assert status["counters"]["source"] == "coredam-pipe"
     assert status["counters"]["completed"] == 16 and status["counters"]["started"] == 16

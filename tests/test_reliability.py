@@ -14,14 +14,11 @@ import os
 
 import pytest
 
+from storm import STATS_NAMES, check_invariants, stats_dict as stats
 from test_agent import CONF, agent_boot, io_max, knobs  # noqa: F401  (fixture)
-from test_kernel_series import STATS, check_invariants, io_wbytes, run  # noqa: F401  (fixture)
+from test_kernel_series import io_wbytes, run  # noqa: F401  (fixture)
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
-
-
-def stats(text):
-    return dict(zip(STATS, (int(x) for x in text.split())))
 
 
 def test_disk_fills_mid_storm(agent_boot):
@@ -80,7 +77,7 @@ while [ $n -lt 24 ]; do
     sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 + 1 ))
     kill -KILL $(cat /tmp/agent.pid)
     wait $(cat /tmp/agent.pid) 2>/dev/null || true
-    echo "$(now_ms) $(cat $K/core_dump_stats)" >> $RESULTS/kills.txt
+    echo "$(now_ms) $(kstat completed)" >> $RESULTS/kills.txt
     start_agent
     n=$((n + 1))
 done
@@ -93,7 +90,7 @@ knobs > $RESULTS/knobs.after
     kills = res.text("kills.txt").splitlines()
     assert len(kills) == 24
     # at least 20 of the kills fell while dumps were in flight
-    during = sum(1 for k in kills if stats(" ".join(k.split()[1:]))["completed"] < 30)
+    during = sum(1 for k in kills if int(k.split()[1]) < 30)
     assert during >= 20, kills
     cores = res.json_lines("cores.json")
     assert len(cores) == 30 and all(c["valid"] and c["complete"] for c in cores), cores
@@ -250,14 +247,14 @@ cat /sys/fs/cgroup/dump/io.stat > $RESULTS/io.stat
                       "core_max_waiting": "0", "core_wait_timeout_ms": "0",
                       "core_writeback_window": "1024"}, values
     s = stats(res.text("stats"))
-    assert s["started"] == s["admitted"] == s["completed"] == 1 and s["unmoved"] == 0, s
+    assert s["started"] == s["admitted"] == s["completed"] == 1 and s["uncharged"] == 0, s
     cores = res.json_lines("cores.json")
     assert len(cores) == 1 and cores[0]["complete"], cores
     assert "wbytes=" in res.text("io.stat")
 
 
 def delta(after, before):
-    return {k: after[k] - before[k] for k in STATS}
+    return {k: after[k] - before[k] for k in STATS_NAMES}
 
 
 def test_destination_removed_then_file_system_fails_mid_storm(agent_boot):
@@ -274,7 +271,7 @@ start_agent
 st > $RESULTS/stats.0
 (storm 4 16 /tmp/s1) &
 storm_pid=$!
-wait_until 4 1            # admitted: the first dump writes
+wait_until admitted 1     # the first dump writes
 sleep 0.5
 rm -rf /scratch/cores
 echo "removed at $(st)" > $RESULTS/removed
@@ -287,7 +284,7 @@ checkcores /scratch/cores/core.* > $RESULTS/cores.2.json
 st > $RESULTS/stats.2
 (storm 4 16 /tmp/s3) &
 storm_pid=$!
-wait_until 4 $(( $(field 4) + 2 ))   # the first of the four done, the second writes
+wait_until admitted $(( $(kstat admitted) + 2 ))   # the first of the four done, the second writes
 sleep 0.5
 echo 1 > /sys/fs/ext4/${SCRATCH_DEV#/dev/}/trigger_fs_error
 echo "failed at $(st)" > $RESULTS/fs-failed
@@ -374,7 +371,7 @@ stop_agent
 
     # one dump per process, not per thread, with every thread in it
     a = delta(s1, s0)
-    assert a["started"] == a["admitted"] == a["completed"] == 6 and a["unmoved"] == 0, a
+    assert a["started"] == a["admitted"] == a["completed"] == 6 and a["uncharged"] == 0, a
     for p in threaded:
         assert cores[p]["valid"] and cores[p]["complete"] and cores[p]["prstatus"] == 8, cores[p]
     # the huge pages were really in use, and came out whole
@@ -388,7 +385,7 @@ stop_agent
     assert suid0 not in cores, res.text("ls.txt")
     # suid_dumpable=2: a core, owned by root and readable by root alone
     b = delta(s3, s2)
-    assert b["started"] == b["admitted"] == b["completed"] == 1 and b["unmoved"] == 0, b
+    assert b["started"] == b["admitted"] == b["completed"] == 1 and b["uncharged"] == 0, b
     assert cores[suid2]["valid"] and cores[suid2]["complete"], cores[suid2]
     assert res.text("suid2.stat").split() == ["0", "600"], res.text("ls.txt")
 
@@ -400,13 +397,13 @@ def test_cgroup_limited_renamed_and_removed(agent_boot):
     away (cgroup v2 refuses).
     Then the cgroup is removed between storms: the agent creates it again
     at its path, with its budget, and points the kernel at it, so the next
-    four dumps are moved and paced again instead of going unmoved."""
+    four dumps are charged and paced again instead of going uncharged."""
     res = agent_boot("""
 CG=/sys/fs/cgroup
 start_agent
 (storm 2 16 /tmp/s1) &
 storm_pid=$!
-wait_until 4 1
+wait_until admitted 1
 echo 4M > $CG/coredump.slice/memory.max
 if mv $CG/coredump.slice $CG/renamed.slice 2> $RESULTS/rename.err; then echo renamed; else echo refused; fi > $RESULTS/rename
 wait $storm_pid
@@ -429,7 +426,7 @@ stop_agent
     s1, s2 = stats(res.text("stats.1")), stats(res.text("stats.2"))
     check_invariants(s1)
     check_invariants(s2)
-    assert s1["started"] == s1["completed"] == 2 and s1["unmoved"] == 0, s1
+    assert s1["started"] == s1["completed"] == 2 and s1["uncharged"] == 0, s1
     assert res.text("rename").strip() == "refused", res.text("rename.err")
     events = dict(line.split() for line in res.text("memory.events").splitlines())
     # the write-behind window keeps the cores' page cache small: nothing
@@ -442,8 +439,8 @@ stop_agent
     assert "event=cgroup-lost" in log and "event=cgroup-recreated" in log, log
     assert res.text("core_cgroup").strip() == "/coredump.slice"
     assert io_max(res.text("io.max"), res.text("majmin").strip())["wbps"] == "10000000"
-    # after the removal: all four moved into the new cgroup and written there
-    assert s2["completed"] == 6 and s2["failed"] == 0 and s2["unmoved"] == 0, s2
+    # after the removal: all four charged to the new cgroup and written there
+    assert s2["completed"] == 6 and s2["failed"] == 0 and s2["uncharged"] == 0, s2
     assert io_wbytes(res.text("io.stat")) >= 4 * (16 << 20)
     cores = res.json_lines("cores.json")
     assert len(cores) == 6 and all(c["valid"] and c["complete"] for c in cores), cores
@@ -460,9 +457,9 @@ def test_dumper_killed_while_writing(agent_boot):
     res = agent_boot("""
 start_agent
 crasher -m 32 & a=$!
-wait_until 4 1            # a writes
+wait_until admitted 1     # a writes
 crasher -m 32 & b=$!
-wait_until 2 1            # b waits
+wait_until waiting 1      # b waits
 sleep 1
 ls -l /scratch/cores > $RESULTS/ls.before
 t0=$(now_ms)

@@ -40,7 +40,7 @@ def check_cores(r, n):
     assert r.cores_found == n and r.cores_complete == n, r
     s = storm.stats_dict(r.stats)
     assert s["started"] == s["admitted"] == s["completed"] == n, s
-    assert s["failed"] == s["unmoved"] == 0, s
+    assert s["failed"] == s["uncharged"] == 0, s
     assert s["bytes"] >= n * (r.mb << 20), s
 
 

@@ -21,6 +21,7 @@ import re
 import pytest
 
 import vm
+from storm import stats_dict
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 # where the kernel moves dumping tasks under systemd: a leaf of the slice
@@ -181,9 +182,9 @@ agent_log
     assert res.text("core_cgroup").strip() == LEAF
     cores = res.json_lines("cores.json")
     assert len(cores) == 8 and all(c["valid"] and c["complete"] for c in cores), cores
-    stats = [int(x) for x in res.text("stats").split()]
-    started, admitted, completed, failed, unmoved = stats[2], stats[3], stats[4], stats[5], stats[10]
-    assert started == admitted == completed == 8 and failed == 0 and unmoved == 0, stats
+    s = stats_dict(res.text("stats"))
+    assert s["started"] == s["admitted"] == s["completed"] == 8, s
+    assert s["failed"] == 0 and s["uncharged"] == 0, s
     # every byte of the cores was written from coredump.slice
     assert io_written(res.text("io.stat"), m) >= 8 * (16 << 20), res.text("io.stat")
 
@@ -323,8 +324,8 @@ def test_systemd_coredump_recommended_setup():
     """The recommended setup keeps every core and the probe near idle."""
     res, idle, storm = coredump_storm(WITH_AGENT, "recommended")
     check_coredumps(res, 20)
-    stats = [int(x) for x in res.text("stats").split()]
-    assert stats[2] == stats[3] == stats[4] == 20 and stats[5] == 0, stats
+    s = stats_dict(res.text("stats"))
+    assert s["started"] == s["admitted"] == s["completed"] == 20 and s["failed"] == 0, s
     assert storm["p99"] <= 2 * idle["p99"] + 10, (idle, storm)
 
 
@@ -379,8 +380,9 @@ agent_log
 """)
     cores = res.json_lines("cores.json")
     assert len(cores) == 10 and all(c["valid"] and c["complete"] for c in cores), cores
-    stats = [int(x) for x in res.text("stats").split()]
-    assert stats[2] == stats[3] == stats[4] == 10 and stats[5] == 0 and stats[10] == 0, stats
+    s = stats_dict(res.text("stats"))
+    assert s["started"] == s["admitted"] == s["completed"] == 10, s
+    assert s["failed"] == 0 and s["uncharged"] == 0, s
     assert res.text("active.txt").strip() == "active"
     assert res.text("io.max.after") == res.text("io.max.before")
     log = res.text("agent.log")
