@@ -779,3 +779,94 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     tenant_ms, other_ms = int(res.text("tenant_ms")), int(res.text("other_ms"))
     assert tenant_ms >= 6000, (tenant_ms, other_ms)
     assert other_ms < tenant_ms / 2, (tenant_ms, other_ms)
+
+
+def test_stuck_file_system_gives_its_slot_back(run):
+    """A core written into a FUSE file system that stops answering writes
+    (after 64 KiB) never ends by itself. With one slot and a 1 s lease the
+    next crash, whose core goes to the scratch disk, is admitted when the
+    stuck dump's lease ends and is written whole while the stuck one hangs
+    on, counted as overtime; SIGKILL then ends the stuck dump at once,
+    counted as failed (killed), and the file system still answers."""
+    res = run(f"""
+mkdir -p /mnt/stall
+fusestall -b 65536 -r /tmp/fuse.ready /mnt/stall &
+fpid=$!
+waitfor 10 "the FUSE mount serves" test -e /tmp/fuse.ready
+echo 1 > $K/core_max_concurrency
+echo 1000 > $K/core_slot_lease_ms
+echo '/mnt/stall/core.%p' > $K/core_pattern
+crasher -m {MB} -s 11 & a=$!
+waitfor 60 "the first dump starts" field_is active 1
+stuck() {{ [ "$(stat -c %s /mnt/stall/core.$a 2>/dev/null)" = 65536 ]; }}
+waitfor 60 "the first dump is stuck at 64 KiB" stuck
+echo '/scratch/core.%p' > $K/core_pattern
+t0=$(now_ms)
+crasher -m {MB} -s 11 & b=$!
+wait $b || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
+grep CoreDumping /proc/$a/status > $RESULTS/first_state
+stats > $RESULTS/second
+t0=$(now_ms)
+kill -9 $a
+wait $a || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
+wait_field overtime 0
+stats > $RESULTS/after
+ls /mnt/stall > $RESULTS/ls.stall
+kill $fpid
+umount -l /mnt/stall || true
+echo $b > $RESULTS/b
+checkcores /scratch/core.$b > $RESULTS/cores.json
+""", timeout=300)
+    assert "CoreDumping:\t1" in res.text("first_state"), res.text("first_state")
+    # admitted when the first dump's 1 s lease ended, not when it ended
+    assert 1000 <= int(res.text("second_ms")) < 60000, res.text("second_ms")
+    s2 = stats(res.text("second"))
+    assert s2["admitted"] == 2 and s2["completed"] == 1, s2
+    assert s2["overtime"] == 1 and s2["leases_ended"] == 1 and s2["active"] == 0, s2
+    check_invariants(s2)
+    assert int(res.text("kill_ms")) < 1000, res.text("kill_ms")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["failed"] == s["failed_killed"] == 1, s
+    check_invariants(s)
+    # the stuck core's file is still there, and the mount still answers
+    assert len(res.text("ls.stall").split()) == 1, res.text("ls.stall")
+    valid_cores(res, 1)
+
+
+def test_huge_sparse_mapping_gives_its_slot_back_and_dies_at_once(run):
+    """A crasher with a 64 TiB sparse mapping (one page of it touched)
+    dumps for hours, walking holes that write nothing. With one slot and a
+    1 s lease the next crash is admitted when that lease ends and is
+    written whole; SIGKILL ends the walk at once (stock 6.12 walks on: a
+    hole writes nothing, so it never looks at signals)."""
+    res = run(f"""
+echo 1 > $K/core_max_concurrency
+echo 1000 > $K/core_slot_lease_ms
+crasher -m 1 -S 65536 -s 11 & a=$!
+waitfor 60 "the sparse dump starts" field_is active 1
+t0=$(now_ms)
+crasher -m {MB} -s 11 & b=$!
+wait $b || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
+grep CoreDumping /proc/$a/status > $RESULTS/first_state
+stats > $RESULTS/second
+t0=$(now_ms)
+kill -9 $a
+wait $a || true
+echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
+wait_field overtime 0
+stats > $RESULTS/after
+checkcores /scratch/core.$b > $RESULTS/cores.json
+""", sysctls={"kernel.core_pattern": "/scratch/core.%p"}, timeout=300)
+    assert "CoreDumping:\t1" in res.text("first_state"), res.text("first_state")
+    assert 1000 <= int(res.text("second_ms")) < 60000, res.text("second_ms")
+    s2 = stats(res.text("second"))
+    assert s2["completed"] == 1 and s2["overtime"] == 1 and s2["leases_ended"] == 1, s2
+    check_invariants(s2)
+    assert int(res.text("kill_ms")) < 1000, res.text("kill_ms")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["failed"] == s["failed_killed"] == 1, s
+    check_invariants(s)
+    valid_cores(res, 1)
