@@ -2,7 +2,7 @@
 /*
  * stormer: a crash storm whose every crash is timed, for the benchmark.
  *
- *   stormer -n N -m MB -o OUT [-p MS] [-c CGROUP]
+ *   stormer -n N -m MB[,MB...] -o OUT [-p MS] [-t THREADS] [-c CGROUP[,CGROUP...]]
  *
  * Burst (no -p): forks N children that fill MB MiB each with the page
  * pattern corecheck recognises, waits until all are filled, then lets them
@@ -13,8 +13,19 @@
  * exits instead, and stormer then exits with status 1 (at once in a burst,
  * after the storm's report when sustained).
  *
+ * -m MB,MB,...: child i fills the (i mod count)th size of the list, for a
+ * storm of mixed core sizes.
+ *
+ * -t THREADS: every child runs THREADS threads (THREADS - 1 started once its
+ * memory is filled, each asleep in pause()), so that the dump has to stop
+ * them all; the child's first thread crashes.
+ *
  * -c CGROUP: move stormer into that cgroup directory first, so every
  * crasher is charged there (its memory.peak is the memory the storm held).
+ * -c CGROUP,CGROUP,...: stormer stays where it is and child i moves itself
+ * into the (i mod count)th directory of the list before it fills its memory,
+ * for crashers spread over cgroups of their own (a cgroup with controllers
+ * enabled for its children cannot hold stormer itself).
  *
  * OUT gets, in milliseconds of CLOCK_MONOTONIC:
  *   prep MS              before the first child is forked
@@ -25,6 +36,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,16 +82,50 @@ static void child_fail(int ready_fd, const char *what, int err)
 	_exit(1);
 }
 
-/* The child: fill the memory, record it, say ready, wait for go (if any), crash. */
-static void crash_child(long mb, int ready_fd, int go_fd, int report_fd)
+static void *sleeper(void *arg)
 {
-	size_t npages = (size_t)mb * 1024 * 1024 / PATTERN_PAGE;
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int join_cgroup(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "stormer: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* What one child does: its core's size, its threads, its cgroup (or none). */
+struct child_spec {
+	long mb;
+	long threads;
+	const char *cgroup;
+};
+
+/*
+ * The child: join its cgroup (if any), fill the memory, record it, start
+ * its threads, say ready, wait for go (if any), crash.
+ */
+static void crash_child(const struct child_spec *spec, int ready_fd, int go_fd, int report_fd)
+{
+	size_t npages = (size_t)spec->mb * 1024 * 1024 / PATTERN_PAGE;
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	struct report r = { getpid(), 0 };
 	unsigned char *buf;
 	char c = 'r';
 	int err;
 
+	if (spec->cgroup && join_cgroup(spec->cgroup) < 0)
+		child_fail(ready_fd, "cannot join its cgroup", errno);
 	setrlimit(RLIMIT_CORE, &rl);
 	buf = mmap(NULL, npages * PATTERN_PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -91,6 +137,13 @@ static void crash_child(long mb, int ready_fd, int go_fd, int report_fd)
 	err = pattern_ledger_write((uint32_t)npages);
 	if (err < 0)
 		child_fail(ready_fd, "cannot record its pattern pages in the ledger", -err);
+	for (long t = 1; t < spec->threads; t++) {
+		pthread_t th;
+
+		err = pthread_create(&th, NULL, sleeper, NULL);
+		if (err)
+			child_fail(ready_fd, "pthread_create", err);
+	}
 	if (ready_fd >= 0 && write(ready_fd, &c, 1) != 1)
 		_exit(1);
 	if (go_fd >= 0 && read(go_fd, &c, 1) < 0)
@@ -112,43 +165,53 @@ static int stop_storm(const pid_t *pids, long forked)
 	return 1;
 }
 
-static int join_cgroup(const char *dir)
+/* Split a comma-separated list in place; the number of items, at most max. */
+static int split_list(char *list, char **items, int max)
 {
-	char path[4096];
-	FILE *f;
+	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) != 0) {
-		fprintf(stderr, "stormer: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
+		if (n < max)
+			items[n++] = tok;
+		else
+			return -1;
+	return n;
 }
+
+#define MAX_LIST 64
 
 int main(int argc, char **argv)
 {
-	long n = 0, mb = 0, period_ms = 0;
-	const char *out = NULL, *cgroup = NULL;
+	long n = 0, period_ms = 0, threads = 1, sizes[MAX_LIST];
+	const char *out = NULL;
+	char *size_list[MAX_LIST], *cgroups[MAX_LIST];
+	int nsizes = 0, ncgroups = 0;
 	int ready[2], go[2], report[2], opt;
 	int64_t *crash_us, *exit_us, start_us = 0, end_us = 0, prep_us;
 	pid_t *pids;
 	int *dumped;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "n:m:o:p:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:o:p:c:t:")) != -1) {
 		switch (opt) {
 		case 'n': n = strtol(optarg, NULL, 0); break;
-		case 'm': mb = strtol(optarg, NULL, 0); break;
+		case 'm': nsizes = split_list(optarg, size_list, MAX_LIST); break;
 		case 'o': out = optarg; break;
 		case 'p': period_ms = strtol(optarg, NULL, 0); break;
-		case 'c': cgroup = optarg; break;
+		case 'c': ncgroups = split_list(optarg, cgroups, MAX_LIST); break;
+		case 't': threads = strtol(optarg, NULL, 0); break;
 		default: goto usage;
 		}
 	}
-	if (n <= 0 || mb <= 0 || !out || period_ms < 0)
+	if (n <= 0 || nsizes <= 0 || ncgroups < 0 || !out || period_ms < 0 || threads < 1)
 		goto usage;
-	if (cgroup && join_cgroup(cgroup) < 0)
+	for (int i = 0; i < nsizes; i++) {
+		sizes[i] = strtol(size_list[i], NULL, 0);
+		if (sizes[i] <= 0)
+			goto usage;
+	}
+	/* one cgroup: stormer's own, which its children inherit */
+	if (ncgroups == 1 && join_cgroup(cgroups[0]) < 0)
 		return 1;
 	f = fopen(out, "w");
 	if (!f) {
@@ -176,10 +239,16 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			if (pid == 0) {
+				struct child_spec spec = {
+					.mb = sizes[forked % nsizes],
+					.threads = threads,
+					.cgroup = ncgroups > 1 ? cgroups[forked % ncgroups] : NULL,
+				};
+
 				close(ready[0]);
 				close(go[1]);
 				close(report[0]);
-				crash_child(mb, period_ms ? -1 : ready[1],
+				crash_child(&spec, period_ms ? -1 : ready[1],
 					    period_ms ? -1 : go[0], report[1]);
 			}
 			pids[forked++] = pid;
@@ -247,6 +316,7 @@ int main(int argc, char **argv)
 	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: stormer -n N -m MB -o OUT [-p MS] [-c CGROUP]\n");
+	fprintf(stderr, "usage: stormer -n N -m MB[,MB...] -o OUT [-p MS] [-t THREADS] "
+		"[-c CGROUP[,CGROUP...]]\n");
 	return 2;
 }
