@@ -14,7 +14,10 @@
  * so its writer waits in the kernel for good, while every other request
  * (lookup, stat, readdir: `ls` of the mount) is still served. The wait is
  * killable: a fatal signal makes the kernel send an INTERRUPT for the
- * write, which fusestall answers by failing that write with EINTR.
+ * write, which fusestall answers by failing that write with EINTR. Its
+ * file can be stat'ed and read meanwhile; unlinking or truncating it waits
+ * for the write, as the writer holds the file's inode lock. Each stalled
+ * write is logged on stderr.
  * A file never holds more than BYTES bytes, so its data is kept and reads
  * return it. With -r, READYFILE is created once the kernel's INIT has been
  * answered, that is once the mount serves requests.
@@ -43,6 +46,14 @@
 #define MAX_STALLED	1024	/* writes left unanswered */
 #define MAX_WRITE	(128 * 1024)
 #define BUF_SIZE	(MAX_WRITE + 4096)
+/*
+ * A stalled writer holds its file's inode lock. So that others can still
+ * read the file: no flush on close (it takes that lock; every write is
+ * answered or stalled before it returns, there is nothing to flush), and
+ * no dropping of the page cache on open (it waits for pages being written;
+ * the data changes only through this mount, so the cache stays right).
+ */
+#define OPEN_FLAGS	(FOPEN_KEEP_CACHE | FOPEN_NOFLUSH)
 
 struct node {
 	uint64_t nodeid;	/* 0: free slot */
@@ -169,7 +180,7 @@ static int set_size(struct node *n, uint64_t size)
 static int do_create(const struct fuse_in_header *in, const struct fuse_create_in *arg,
 		     const char *name)
 {
-	struct fuse_open_out open = { 0 };
+	struct fuse_open_out open = { .open_flags = OPEN_FLAGS };
 	struct node *n = NULL;
 
 	if (in->nodeid != FUSE_ROOT_ID)
@@ -228,6 +239,9 @@ static int do_write(const struct fuse_in_header *in, struct node *n,
 	for (int i = 0; i < MAX_STALLED; i++)
 		if (!stalled[i]) {
 			stalled[i] = in->unique;
+			fprintf(stderr, "fusestall: stalling a write of %u bytes at %llu to %s\n",
+				arg->size, (unsigned long long)arg->offset,
+				n->name[0] ? n->name : "an unlinked file");
 			return 0;
 		}
 	fprintf(stderr, "fusestall: %d writes stalled already, failing one\n", MAX_STALLED);
@@ -376,7 +390,7 @@ static int serve(const char *req, const char *ready_file)
 		return do_setattr(in, n, arg);
 	case FUSE_OPEN:
 	case FUSE_OPENDIR: {
-		struct fuse_open_out open = { .fh = n->nodeid };
+		struct fuse_open_out open = { .fh = n->nodeid, .open_flags = OPEN_FLAGS };
 
 		return reply(in->unique, 0, &open, sizeof(open));
 	}
