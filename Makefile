@@ -2,6 +2,8 @@
 #
 #   make          build the userspace programs and the guest test programs
 #   make kernel   build the stock and the patched test kernels (cached)
+#   make kernel-v1  the kernel with series v1 (git revision 3fdf619), for
+#                 the benchmark's v1-* setups
 #   make kernel-debug  the patched kernel with lockdep, kmemleak and friends
 #   make compile-check the series built with cgroups, blk-cgroup, sysctl or
 #                 coredump support switched off
@@ -25,7 +27,7 @@ PYTEST_ARGS  ?=
 TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
-.PHONY: all deps userspace install guest kernel kernel-stock kernel-patched kernel-debug \
+.PHONY: all deps userspace install guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
 	compile-check selftests initramfs check test test-unit timings-start lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
 
 all: deps userspace guest
@@ -75,6 +77,10 @@ kernel-stock: deps
 
 kernel-patched: deps
 	@$(TIMED) kernel-patched scripts/build-kernel.sh patched
+
+# series v1 as it last landed, next to the current series in the benchmark
+kernel-v1: deps
+	@$(TIMED) kernel-v1 scripts/build-kernel.sh v1
 
 kernel-debug: deps
 	@$(TIMED) kernel-debug scripts/build-kernel.sh patched debug

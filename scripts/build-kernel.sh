@@ -4,7 +4,11 @@
 #   scripts/build-kernel.sh [--config-only] FLAVOR [CONFIG]
 #   scripts/build-kernel.sh --source DIR FLAVOR
 #
-# FLAVOR  stock: the source as shipped; patched: with kernel-patch/series
+# FLAVOR  stock: the source as shipped; patched: with kernel-patch/series;
+#         v1: with the series as it was at git revision V1_REV (default
+#         3fdf619, the last landing of series v1), to measure it next to
+#         the current one; its patches are taken from git into build/series/,
+#         the configuration fragments are today's
 # CONFIG  vm (default): tinyconfig + kernel-patch/config/vm.config;
 #         NAME: vm.config, then kernel-patch/config/NAME.config on top
 #
@@ -35,8 +39,8 @@ fi
 flavor=${1:-}
 config=${2:-vm}
 case "$flavor" in
-stock|patched) ;;
-*) echo "usage: $0 [--config-only] stock|patched [CONFIG]" >&2; exit 2 ;;
+stock|patched|v1) ;;
+*) echo "usage: $0 [--config-only] stock|patched|v1 [CONFIG]" >&2; exit 2 ;;
 esac
 
 src_tar=${KERNEL_SRC_TAR:-/usr/src/linux-source-6.12.tar.xz}
@@ -50,13 +54,36 @@ for f in "${frags[@]}"; do
 	[[ -r $f ]] || { echo "build-kernel: fragment $f not found" >&2; exit 2; }
 done
 
+# series_at REV: print a directory holding kernel-patch/ as it was at git
+# revision REV, extracted once into build/series/ (never into the clone's
+# kernel-patch/, and never committed)
+series_at() {
+	local rev dir
+	rev=$(git -C "$top" rev-parse --verify --quiet "$1^{commit}") ||
+		{ echo "build-kernel: git revision $1 not found in $top" >&2; return 1; }
+	dir=$top/build/series/$rev
+	if [[ ! -f $dir/series ]]; then
+		rm -rf "$dir.tmp.$$"
+		mkdir -p "$dir.tmp.$$"
+		git -C "$top" archive "$rev" kernel-patch | tar -x -C "$dir.tmp.$$" --strip-components=1
+		# another build may have extracted the same revision meanwhile
+		mv -T "$dir.tmp.$$" "$dir" 2>/dev/null || rm -rf "$dir.tmp.$$"
+	fi
+	echo "$dir"
+}
+
 patches=()
-if [[ $flavor == patched ]]; then
+series_dir=
+case $flavor in
+patched) series_dir=$top/kernel-patch ;;
+v1) series_dir=$(series_at "${V1_REV:-3fdf619}") || exit 1 ;;
+esac
+if [[ -n $series_dir ]]; then
 	while read -r line; do
 		line=${line%%#*}
 		line=${line//[[:space:]]/}
-		[[ -n $line ]] && patches+=("$top/kernel-patch/$line")
-	done < "$top/kernel-patch/series"
+		[[ -n $line ]] && patches+=("$series_dir/$line")
+	done < "$series_dir/series"
 fi
 
 # what the kernel is made of, for the cache key

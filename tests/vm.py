@@ -152,13 +152,14 @@ class Result:
 
 
 def kernel_path(kernel, config="vm"):
-    """"stock", "patched" (with `config`), "patched-debug" (FLAVOR-CONFIG),
-    or a path to a bzImage."""
-    m = re.fullmatch(r"(stock|patched)(?:-(\w+))?", kernel)
+    """"stock", "patched" (with `config`), "v1" (series v1, for the
+    benchmark), "patched-debug" (FLAVOR-CONFIG), or a path to a bzImage."""
+    m = re.fullmatch(r"(stock|patched|v1)(?:-(\w+))?", kernel)
     if m:
         p = KERNELS / f"{m.group(1)}-{m.group(2) or config}" / "bzImage"
         if not p.exists():
-            raise FileNotFoundError(f"{p} missing: run 'make kernel' first")
+            make = "make kernel-v1" if m.group(1) == "v1" else "make kernel"
+            raise FileNotFoundError(f"{p} missing: run '{make}' first")
         return p
     return Path(kernel)
 
