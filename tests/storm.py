@@ -12,12 +12,14 @@ import vm
 
 # The probes run in a cgroup of their own, as a foreground service would:
 # the agent's adaptive mode watches the pressure of cgroups other than the
-# dump cgroup. The crashers run in /crashers, whose memory.peak is what the
-# storm's processes held while they waited and dumped.
+# dump cgroup. The crashers run in /crashers (or in cgroups below it that
+# the scenario makes), whose memory.peak is what the storm's processes held
+# while they waited and dumped.
 STORM_SCRIPT = """
 . /lib/coredam/lib.sh
 mkdir -p /scratch/cores /scratch/probe /sys/fs/cgroup/probe /sys/fs/cgroup/crashers
 echo "+memory +io" > /sys/fs/cgroup/cgroup.subtree_control
+{prepare}
 {setup}
 case " {probes} " in *" read "*)
     # the read probe's file, written before any probe measures
@@ -30,12 +32,16 @@ for mode in {probes}; do
     probe_pids="$probe_pids $!"
 done
 sleep {idle}
-stormer -n {crashes} -m {mb} -p {period} -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt
+stormer -n {crashes} -m {mb} -p {period} -t {threads} -c {cgroups} -o $RESULTS/storm.txt
 cat /sys/fs/cgroup/crashers/memory.peak > $RESULTS/crashers.peak
 waitfor 1500 "the pipe helpers to end" no_helper
 sync
 now_ms > $RESULTS/synced
 sleep 2
+# the probes measure until {hold_ms} ms after the first crash, if that is later
+past_ms() {{ [ "$(now_ms)" -ge "$1" ]; }}
+waitfor {hold_wait} "the probes' window" past_ms \
+    $(( $(awk '$1 == "start" {{ print $2 }}' $RESULTS/storm.txt) + {hold_ms} ))
 touch /tmp/stop-probe
 for p in $probe_pids; do wait $p; done
 cat /sys/fs/cgroup/coredump.slice/memory.peak > $RESULTS/dump.peak 2>/dev/null || true
@@ -84,7 +90,13 @@ def agent_setup(name, describe, conf, kernel="patched"):
 
 @dataclass
 class Scenario:
-    """What crashes, how, and who measures. period_ms 0: all at once."""
+    """What crashes, how, and who measures. period_ms 0: all at once.
+
+    sizes: MB of each crasher in turn, cycling (mb is then only their
+    mean, for tables); () gives every crasher mb. threads: threads per
+    crasher. cgroups: the crashers' cgroups, below /sys/fs/cgroup, crasher
+    i in the i-th (cycling); they must be made by prepare, guest shell that
+    runs before the setup's own script."""
     name: str
     describe: str
     crashes: int = 16
@@ -93,6 +105,15 @@ class Scenario:
     probes: tuple = ("write",)
     queue_cap: int = 64
     mem: str = "3G"
+    sizes: tuple = ()
+    threads: int = 1
+    cgroups: tuple = ("crashers",)
+    prepare: str = ""
+
+    def total_mb(self):
+        """The storm's memory, all told: what its cores hold."""
+        sizes = self.sizes or (self.mb,)
+        return sum(sizes[i % len(sizes)] for i in range(self.crashes))
 
 
 BURST = Scenario("burst", "16 processes of 64 MB crash at once")
@@ -117,6 +138,11 @@ class StormResult:
     pipe_stats: dict      # coredam-pipe's counters (stock kernel + helper)
     start_ms: int
     synced_ms: int
+    total_mb: int = 0     # the crashers' memory, all told (their cores' payload)
+
+    def disk_s(self, disk_bps_write=40_000_000):
+        """The disk's own time for the storm's cores, in seconds."""
+        return (self.total_mb or self.crashes * self.mb) * 2**20 / disk_bps_write
 
     @property
     def idle(self):
@@ -141,14 +167,28 @@ def _int_file(res, name):
 
 
 def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
-        disk_bps_write=40_000_000, timeout=1800):
+        disk_bps_write=40_000_000, timeout=1800, hold_s=0):
+    """Boot the setup, run the scenario's storm, return a StormResult.
+
+    The probes' storm window runs from the first crash until every core is
+    on disk, or for hold_s seconds if that is longer: a storm without
+    dumps is over in a second, too short for a p99, and compared with
+    another setup's storm over a window as long as that one's
+    (window_stats)."""
     crashes = crashes or scenario.crashes
+    # an explicit mb makes every crasher that size
+    size_list = (mb,) if mb else scenario.sizes or (scenario.mb,)
+    sizes = [size_list[i % len(size_list)] for i in range(crashes)]
     mb = mb or scenario.mb
     sysctls = {"kernel.core_pattern": "/scratch/cores/core.%p"}
     sysctls.update(setup.sysctls)
     script = f"QUEUE_CAP={scenario.queue_cap}\n" + STORM_SCRIPT.format(
         setup=setup.script, teardown=setup.teardown, interval=interval_ms,
-        idle=idle_s, crashes=crashes, mb=mb, period=scenario.period_ms,
+        idle=idle_s, crashes=crashes, period=scenario.period_ms,
+        hold_ms=int(hold_s * 1000), hold_wait=int(hold_s) + 60,
+        mb=",".join(str(m) for m in size_list),
+        threads=scenario.threads, prepare=scenario.prepare,
+        cgroups=",".join(f"/sys/fs/cgroup/{c}" for c in scenario.cgroups),
         probes=" ".join(scenario.probes))
     res = vm.boot(script, kernel=setup.kernel, sysctls=sysctls, timeout=timeout,
                   mem=scenario.mem, disk_bps_write=disk_bps_write,
@@ -164,17 +204,18 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
             times[w[0]] = int(w[1])
     prep, start, end = times["prep"], times["start"], times["end"]
     synced = int(res.text("synced").strip())
+    stop = max(synced, start + int(hold_s * 1000))
     probes = {}
     for mode in scenario.probes:
         samples = vm.read_probe(res.path(f"probe.{mode}.txt"))
         # idle: the samples before the crashers start, but the first second
         t0 = samples[0][0] if samples else prep
         idle = [l for t, l in samples if t0 + 1000 <= t < prep]
-        during = [l for t, l in samples if start <= t <= synced]
+        during = [l for t, l in samples if start <= t <= stop]
         probes[mode] = {"idle": vm.latency_stats(idle), "storm": vm.latency_stats(during),
                         "samples": samples,
                         "idle_s": max(prep - t0 - 1000, 1) / 1000.0,
-                        "storm_s": max(synced - start, 1) / 1000.0}
+                        "storm_s": max(stop - start, 1) / 1000.0}
     cores = res.json_lines("cores.json") if res.path("cores.json").exists() else []
     stats = res.text("stats").strip() if res.path("stats").exists() else ""
     pipe_stats = name_values(res.text("pipe-stats")) if res.path("pipe-stats").exists() else {}
@@ -186,7 +227,16 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
         dumped=sum(d for *_, d in crash_rows),
         exit_s=(end - start) / 1000.0, drain_s=(synced - start) / 1000.0,
         mem_peak=_int_file(res, "crashers.peak"), dump_mem_peak=_int_file(res, "dump.peak"),
-        stats=stats, pipe_stats=pipe_stats, start_ms=start, synced_ms=synced)
+        stats=stats, pipe_stats=pipe_stats, start_ms=start, synced_ms=synced,
+        total_mb=sum(sizes))
+
+
+def window_stats(r, mode, length_s):
+    """The probe's latency stats over the first length_s seconds from the
+    storm's first crash (within what it measured: see run()'s hold_s)."""
+    end = r.start_ms + length_s * 1000
+    return vm.latency_stats([l for t, l in r.probes[mode]["samples"]
+                             if r.start_ms <= t <= end])
 
 
 def physical_limit_s(crashes, mb, disk_bps_write=40_000_000):
@@ -222,7 +272,7 @@ def table(results, disk_bps_write=40_000_000, mode="write"):
             "last core", "vs disk")
     rows = []
     for r in results:
-        limit = physical_limit_s(r.crashes, r.mb, disk_bps_write)
+        limit = r.disk_s(disk_bps_write)
         i, s = r.probes[mode]["idle"], r.probes[mode]["storm"]
         rows.append((r.setup, f"{i['p50']:.1f} ms", f"{i['p99']:.1f} ms",
                      f"{i['max']:.1f} ms", f"{s['p50']:.1f} ms",
