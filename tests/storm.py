@@ -134,7 +134,8 @@ class StormResult:
     drain_s: float        # from the first crash until every core is on disk
     mem_peak: int         # memory.peak of the crashers' cgroup, bytes
     dump_mem_peak: int    # memory.peak of the dump cgroup (if there is one)
-    stats: str            # core_dump_stats as read (patched kernel); stats_dict() parses it
+    stats: str            # core_dump_stats as read (patched kernel); stats_dict() parses
+                          # it, counters() also a series v1 kernel's positional line
     pipe_stats: dict      # coredam-pipe's counters (stock kernel + helper)
     start_ms: int
     synced_ms: int
@@ -357,6 +358,29 @@ def stats_dict(text):
     if missing:
         raise ValueError(f"core_dump_stats lacks {', '.join(missing)}: {text!r}")
     return s
+
+
+# Series v1 (the benchmark's v1 kernel) printed its counters as one line
+# of twelve numbers, in this order; it had none of the other names.
+V1_STATS_NAMES = ("active", "waiting", "started", "admitted", "completed", "failed",
+                  "skipped_full", "skipped_timeout", "skipped_killed", "skipped_pipe_limit",
+                  "unmoved", "bytes")
+
+
+def counters(text):
+    """The kernel's counters for a report, whatever series printed them:
+    stats_dict() for today's "name value" lines, the names of
+    V1_STATS_NAMES for series v1's positional line, {} for no text or text
+    that is neither. Unlike stats_dict(), it never raises: a benchmark goes
+    on without counters, where a test must refuse them."""
+    words = text.split()
+    if len(words) == len(V1_STATS_NAMES) and "\n" not in text.strip() \
+            and all(w.isdigit() for w in words):
+        return dict(zip(V1_STATS_NAMES, map(int, words)))
+    try:
+        return stats_dict(text)
+    except ValueError:
+        return {}
 
 
 def stats_broken(s):
