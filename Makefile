@@ -10,7 +10,7 @@
 #   make test     everything CI runs: unit tests, kernel builds, VM tests
 #                 (builds and VM tests overlapped: scripts/test-pipeline.sh)
 #   make demo     the crash-storm demo (the main job)
-#   make bench    the full storm benchmark: five setups, four scenarios
+#   make bench    the full storm benchmark: six setups, eight scenarios
 #   make clean    remove build/
 #
 # Every target that needs Debian packages installs the missing ones first.

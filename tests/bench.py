@@ -2,12 +2,15 @@
 """The storm benchmark: coredam against today's alternatives, side by side
 in one run, on the same virtual disk (ext4, QEMU write throttle 40 MB/s).
 
-Setups:  stock, skip, userspace-cgroup, coredam-fixed, coredam-adaptive;
-         no-dumps (only when named: the same crashes with no core written)
-Scenarios: burst, idle drain, sustained, foreground load (see SCENARIOS)
+Setups:  stock, no-dumps (the same crashes with no core written: the
+         floor every probe is also compared with), skip, userspace-cgroup,
+         coredam-fixed, coredam-adaptive
+Scenarios: burst, idle drain, sustained, foreground load, and storms of
+         other shapes: mixed, threads, nested, staggered (see SCENARIOS)
 
     make bench      (BENCH_REPEAT=N repetitions, default 3; BENCH_SETUPS and
-                     BENCH_SCENARIOS select by name, comma separated)
+                     BENCH_SCENARIOS select by name, comma separated;
+                     BENCH_DEFAULTS=0 leaves out the knobs-at-default run)
 
 Prints the tables; writes build/bench/report.md, build/bench/results.json
 and one latency plot per scenario with a probe (build/bench/*.png). Every
@@ -15,11 +18,14 @@ figure is the median over the repetitions; the plots show the first.
 """
 
 import datetime
+import importlib.util
 import json
 import os
 import statistics
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -72,6 +78,12 @@ FreeSpaceFloor=200M
 
 SETUPS = [
     storm.Setup("stock", "stock", "stock 6.12, file core_pattern, no limits"),
+    # the floor: what the storm costs without its dumps (under TCG the
+    # crashers themselves take CPU), the same crashes in the same scenario
+    storm.Setup("no-dumps", "stock",
+                "stock 6.12 with an empty core_pattern: the same crashes, no core "
+                "written (what the crashing processes cost by themselves)",
+                sysctls={"kernel.core_pattern": ""}),
     storm.Setup("skip", "stock",
                 "stock 6.12, pipe core_pattern to a minimal helper (no write-behind "
                 "window), core_pipe_limit=2: dumps beyond two at once are dropped",
@@ -86,13 +98,26 @@ SETUPS = [
     storm.agent_setup("coredam-adaptive",
                       "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once",
                       ADAPTIVE),
-    # not in the default run: the storm's own cost, to tell it from the dumps'
-    storm.Setup("no-dumps", "stock",
-                "stock 6.12 with an empty core_pattern: the same crashes, no core "
-                "written (what the crashing processes cost by themselves)",
-                sysctls={"kernel.core_pattern": ""}),
 ]
-OPTIONAL_SETUPS = {"no-dumps"}
+OPTIONAL_SETUPS = set()
+# the setup every probe is also compared with
+FLOOR = "no-dumps"
+
+# mixed: 16 core sizes from 16 to 100 MB, 1024 MB in all, as the burst
+MIXED_MB = (16, 20, 28, 36, 44, 48, 52, 60, 68, 76, 84, 92, 100, 100, 100, 100)
+
+# nested: the crashers of four services, /crashers/svc0..3, in turn; svc0
+# and svc1 have a write limit of their own on the scratch disk, as a
+# container would
+NESTED_CGROUPS = tuple(f"crashers/svc{i}" for i in range(4))
+NESTED_MBPS = 20
+NESTED_PREPARE = f"""
+echo "+memory +io" > /sys/fs/cgroup/crashers/cgroup.subtree_control
+for c in {' '.join(NESTED_CGROUPS)}; do mkdir -p /sys/fs/cgroup/$c; done
+dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
+echo "$dev wbps={NESTED_MBPS * 1_000_000}" > /sys/fs/cgroup/crashers/svc0/io.max
+echo "$dev wbps={NESTED_MBPS * 1_000_000}" > /sys/fs/cgroup/crashers/svc1/io.max
+"""
 
 SCENARIOS = [
     storm.Scenario("burst", "16 processes of 64 MB crash at once; a probe writes 4 KiB + "
@@ -104,12 +129,27 @@ SCENARIOS = [
                    crashes=80, mb=32, period_ms=250, queue_cap=8, mem="4G"),
     storm.Scenario("foreground", "the burst while a foreground writer streams 4 MiB "
                    "writes, each followed by fdatasync", probes=("stream",)),
+    storm.Scenario("mixed", "16 processes of mixed sizes crash at once: "
+                   f"{', '.join(map(str, MIXED_MB))} MB ({sum(MIXED_MB)} MB in all); "
+                   "the write probe runs", sizes=MIXED_MB),
+    storm.Scenario("threads", "16 processes of 64 MB with 8 threads each crash at "
+                   "once (the dump stops 7 sleeping threads); the write probe runs",
+                   threads=8),
+    storm.Scenario("nested", "16 processes of 64 MB crash at once, 4 in each of "
+                   "/crashers/svc0..3; svc0 and svc1 have io.max "
+                   f"{NESTED_MBPS} MB/s write of their own; the write probe runs",
+                   cgroups=NESTED_CGROUPS, prepare=NESTED_PREPARE),
+    storm.Scenario("staggered", "32 processes of 32 MB crash one every 400 ms (12.4 s "
+                   "from the first to the last); the write probe runs",
+                   crashes=32, mb=32, period_ms=400),
 ]
+# the storms of other shapes share one table
+SHAPES = ("mixed", "threads", "nested", "staggered")
 
 
 def skipped_counted(r):
     """Dumps the setup's own counters say it skipped, or None without counters."""
-    src = storm.stats_dict(r.stats) or r.pipe_stats
+    src = storm.counters(r.stats) or r.pipe_stats
     if not src:
         return None
     return sum(v for k, v in src.items() if k.startswith("skipped_"))
@@ -118,7 +158,7 @@ def skipped_counted(r):
 def figures(r):
     """One run's numbers, by name."""
     f = {"kept": r.kept, "crashes": r.crashes, "drain_s": r.drain_s,
-         "vs_disk": r.drain_s / storm.physical_limit_s(r.crashes, r.mb, DISK_BPS),
+         "vs_disk": r.drain_s / r.disk_s(DISK_BPS),
          "exit_p50_ms": storm.pct(r.crash_exit_ms, 50),
          "exit_p99_ms": storm.pct(r.crash_exit_ms, 99),
          "mem_peak_mb": r.mem_peak / 2**20}
@@ -144,6 +184,45 @@ def x(a, b):
     return f"{a / b:.1f}x" if b else "-"
 
 
+def scenario(name):
+    return next(s for s in SCENARIOS if s.name == name)
+
+
+def main_probe(sc):
+    """The probe a scenario is judged by: its first ("write", or the
+    foreground writer's "stream")."""
+    probes = scenario(sc).probes
+    return probes[0] if probes else None
+
+
+def floor_ratio(fig, sc, setup):
+    """The scenario's main probe p99 over the no-dumps floor's for the same
+    window (both medians of the run); None without a no-dumps run."""
+    mode = main_probe(sc)
+    f = fig.get((sc, setup))
+    if not (mode and f and f.get(f"floor_{mode}_p99")):
+        return None
+    return f[f"{mode}_storm_p99"] / f[f"floor_{mode}_p99"]
+
+
+def add_floor(floor, results, figs):
+    """Each run's floor: the p99 of the no-dumps run of the same scenario and
+    repetition over a window as long as the run's own storm window, from
+    the first crash. The crashers of a storm that dumps exit over the whole
+    of its window, and those of a storm without dumps in a second: a p99
+    over windows of different lengths would weigh that second differently."""
+    for r, f in zip(results, figs):
+        for mode, p in r.probes.items():
+            f[f"floor_{mode}_p99"] = storm.window_stats(floor, mode, p["storm_s"])["p99"]
+
+
+def vs_floor(fig, sc, setup):
+    if setup == FLOOR:
+        return "floor"
+    r = floor_ratio(fig, sc, setup)
+    return "-" if r is None else f"{r:.1f}x"
+
+
 def tables(fig, setups):
     """Markdown tables, one per scenario, from the median figures."""
     out = {}
@@ -153,6 +232,7 @@ def tables(fig, setups):
         if f:
             rows.append((s, f"{f['write_idle_p99']:.1f} / {f['write_storm_p99']:.1f} ms",
                          x(f["write_storm_p99"], f["write_idle_p99"]),
+                         vs_floor(fig, "burst", s),
                          f"{f['write_storm_max']:.0f} ms",
                          x(f["write_storm_max"], f["write_idle_max"]),
                          f"{f['read_idle_p99']:.1f} / {f['read_storm_p99']:.1f} ms",
@@ -163,9 +243,9 @@ def tables(fig, setups):
                          f"{f['mem_peak_mb']:.0f} MB"))
     if rows:
         out["burst"] = storm.markdown(
-            ("setup", "write p99 idle/storm", "ratio", "write max", "ratio",
-             "read p99 idle/storm", "ratio", "cores ok", "last core (vs disk)",
-             "crash to exit p50/p99", "crashers' memory peak"), rows)
+            ("setup", "write p99 idle/storm", "vs idle", "vs no-dumps", "write max",
+             "vs idle", "read p99 idle/storm", "vs idle", "cores ok",
+             "last core (vs disk)", "crash to exit p50/p99", "crashers' memory peak"), rows)
     rows = []
     for s in setups:
         f = fig.get(("idle", s))
@@ -184,6 +264,7 @@ def tables(fig, setups):
             counted = f.get("skipped_counted")
             rows.append((s, f"{f['write_idle_p99']:.1f} / {f['write_storm_p99']:.1f} ms",
                          x(f["write_storm_p99"], f["write_idle_p99"]),
+                         vs_floor(fig, "sustained", s),
                          f"{f['write_storm_max']:.0f} ms",
                          f"{f['kept']:.0f}/{f['crashes']:.0f}", f"{lost:.0f}",
                          "-" if counted is None else f"{counted:.0f}",
@@ -191,8 +272,8 @@ def tables(fig, setups):
                          f"{f['exit_p50_ms'] / 1000:.1f} / {f['exit_p99_ms'] / 1000:.1f} s"))
     if rows:
         out["sustained"] = storm.markdown(
-            ("setup", "write p99 idle/storm", "ratio", "write max", "cores ok",
-             "not kept", "skips counted", "crashers' memory peak", "last core",
+            ("setup", "write p99 idle/storm", "vs idle", "vs no-dumps", "write max",
+             "cores ok", "not kept", "skips counted", "crashers' memory peak", "last core",
              "crash to exit p50/p99"), rows)
     rows = []
     for s in setups:
@@ -201,12 +282,34 @@ def tables(fig, setups):
             rows.append((s, f"{f['stream_idle_mbps']:.1f} / {f['stream_storm_mbps']:.1f} MB/s",
                          f"{f['stream_idle_p50']:.0f} / {f['stream_storm_p50']:.0f} ms",
                          f"{f['stream_idle_p99']:.0f} / {f['stream_storm_p99']:.0f} ms",
+                         vs_floor(fig, "foreground", s),
                          f"{f['stream_storm_max']:.0f} ms",
                          f"{f['kept']:.0f}/{f['crashes']:.0f}", f"{f['drain_s']:.1f} s"))
     if rows:
         out["foreground"] = storm.markdown(
             ("setup", "writer throughput idle/storm", "fsync p50 idle/storm",
-             "fsync p99 idle/storm", "fsync max storm", "cores ok", "last core"), rows)
+             "fsync p99 idle/storm", "p99 vs no-dumps", "fsync max storm", "cores ok",
+             "last core"), rows)
+    # the storms of other shapes: the burst's columns but the read probe's
+    for sc in SHAPES:
+        rows = []
+        for s in setups:
+            f = fig.get((sc, s))
+            if f:
+                rows.append((s, f"{f['write_idle_p99']:.1f} / {f['write_storm_p99']:.1f} ms",
+                             x(f["write_storm_p99"], f["write_idle_p99"]),
+                             vs_floor(fig, sc, s),
+                             f"{f['write_storm_max']:.0f} ms",
+                             x(f["write_storm_max"], f["write_idle_max"]),
+                             f"{f['kept']:.0f}/{f['crashes']:.0f}",
+                             f"{f['drain_s']:.1f} s ({f['vs_disk']:.2f}x)",
+                             f"{f['exit_p50_ms'] / 1000:.1f} / {f['exit_p99_ms'] / 1000:.1f} s",
+                             f"{f['mem_peak_mb']:.0f} MB"))
+        if rows:
+            out[sc] = storm.markdown(
+                ("setup", "write p99 idle/storm", "vs idle", "vs no-dumps", "write max",
+                 "vs idle", "cores ok", "last core (vs disk)", "crash to exit p50/p99",
+                 "crashers' memory peak"), rows)
     return out
 
 
@@ -225,10 +328,19 @@ def goals(fig, defaults_ratio):
             goal(f"burst, {s}: probe p99 <= 2x idle, max <= 3x idle, 16/16 cores",
                  p99 <= 2 and mx <= 3 and f["kept"] == f["crashes"],
                  f"p99 {p99:.1f}x, max {mx:.1f}x, {f['kept']:.0f}/{f['crashes']:.0f}")
+    for sc in (sc.name for sc in SCENARIOS if sc.probes):
+        for s in ("coredam-fixed", "coredam-adaptive"):
+            r = floor_ratio(fig, sc, s)
+            if r is None:
+                continue
+            mode = main_probe(sc)
+            goal(f"{sc}, {s}: probe p99 within 1.5x of no-dumps", r <= 1.5,
+                 f"{fig[(sc, s)][f'{mode}_storm_p99']:.1f} ms against "
+                 f"{fig[(sc, s)][f'floor_{mode}_p99']:.1f} ms, {r:.2f}x")
     f = fig.get(("idle", "coredam-adaptive"))
     if f:
-        goal("idle drain, coredam-adaptive: last core within 1.5x of the physical limit",
-             f["vs_disk"] <= 1.5, f"{f['vs_disk']:.2f}x")
+        goal("idle drain, coredam-adaptive: drains within 1.15x of the disk's own time",
+             f["vs_disk"] <= 1.15, f"{f['vs_disk']:.2f}x")
         fixed = fig.get(("idle", "coredam-fixed"))
         if fixed:
             goal("idle drain: adaptive at least twice as fast as the fixed floor",
@@ -264,21 +376,37 @@ def main():
     reps = int(os.environ.get("BENCH_REPEAT", 3))
     setups = pick([s.name for s in SETUPS], "BENCH_SETUPS", OPTIONAL_SETUPS)
     scenarios = pick([s.name for s in SCENARIOS], "BENCH_SCENARIOS")
+    chosen = [s for s in SETUPS if s.name in setups]
     out = vm.BUILD / "bench"
     out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
-    runs, first = {}, {}
+    # the floor runs last in each scenario, its probes measuring for as
+    # long as the longest storm window of the others (add_floor)
+    chosen.sort(key=lambda s: s.name == FLOOR)
+    runs, first, wall = {}, {}, {}
     for rep in range(reps):
         for sc in (s for s in SCENARIOS if s.name in scenarios):
-            for se in (s for s in SETUPS if s.name in setups):
+            results, figs = [], []
+            for se in chosen:
+                hold = 0
+                if se.name == FLOOR and sc.probes:
+                    hold = max((p["storm_s"] for r in results for p in r.probes.values()),
+                               default=sc.total_mb() * 2**20 / DISK_BPS)
                 print(f"[{rep + 1}/{reps}] {sc.name} / {se.name} ...", flush=True)
-                r = storm.run(se, sc)
-                runs.setdefault((sc.name, se.name), []).append(figures(r))
+                t0 = time.monotonic()
+                r = storm.run(se, sc, hold_s=hold)
+                wall.setdefault((sc.name, se.name), []).append(time.monotonic() - t0)
+                results.append(r)
+                figs.append(figures(r))
+                runs.setdefault((sc.name, se.name), []).append(figs[-1])
                 if rep == 0:
                     first.setdefault(sc.name, []).append(r)
                 print(f"    kept {r.kept}/{r.crashes}, last core {r.drain_s:.1f} s"
                       + "".join(f", {m} p99 {p['idle']['p99']:.1f} -> {p['storm']['p99']:.1f} ms"
-                                for m, p in r.probes.items()), flush=True)
+                                for m, p in r.probes.items())
+                      + f"; {wall[(sc.name, se.name)][-1]:.0f} s", flush=True)
+            if results and results[-1].setup == FLOOR:
+                add_floor(results[-1], results, figs)
     fig = {k: medians(v) for k, v in runs.items()}
 
     defaults_ratio = None
@@ -287,12 +415,16 @@ def main():
         med = bench_defaults.measure(rounds=reps, crashes=40)
         defaults_ratio = med["patched"] / med["stock"]
 
+    # make bench installs it; a run of hours is not to be lost for a plot
+    plots = importlib.util.find_spec("matplotlib") is not None
+    if not plots:
+        print("no plots: python3-matplotlib is missing (scripts/deps.sh demo)", flush=True)
     for sc in scenarios:
         rs = first.get(sc, [])
         mode = next(iter(rs[0].probes), None) if rs else None
-        if mode:
-            scen = next(s for s in SCENARIOS if s.name == sc)
-            storm.plot(rs, out / f"{sc}.png", f"{sc}: {scen.describe}", mode=mode)
+        if mode and plots:
+            storm.plot(rs, out / f"{sc}.png",
+                       textwrap.fill(f"{sc}: {scenario(sc).describe}", 100), mode=mode)
 
     tabs = tables(fig, setups)
     goal_lines = goals(fig, defaults_ratio)
@@ -301,29 +433,47 @@ def main():
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), "?")
     rev = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
                          text=True, cwd=Path(__file__).resolve().parent).stdout.strip()
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("BENCH_SETUPS", "BENCH_SCENARIOS",
+                                                    "BENCH_DEFAULTS") if k in os.environ)
     md = [f"# coredam storm benchmark, {started:%Y-%m-%d %H:%M} UTC",
           "",
-          f"Command: `make bench` (BENCH_REPEAT={reps}); revision {rev}; "
-          f"{elapsed / 60:.0f} min. Figures are medians over {reps} repetition(s); "
-          f"plots show the first.",
+          f"Command: `{env + ' ' if env else ''}make bench` (BENCH_REPEAT={reps}); "
+          f"revision {rev}; {elapsed / 60:.0f} min. Figures are medians over {reps} "
+          f"repetition(s); plots show the first.",
           f"Machine: {os.cpu_count()} CPUs ({cpu}); "
           f"guests under QEMU TCG, 2 vCPUs, ext4 on a virtio disk throttled to 40 MB/s.",
           "", "## Setups", ""]
     md += [f"- `{s.name}`: {s.describe}" for s in SETUPS if s.name in setups]
     md += ["", "## Scenarios", ""]
     md += [f"- `{s.name}`: {s.describe}" for s in SCENARIOS if s.name in scenarios]
+    floor = ("'vs no-dumps': the storm p99 over the p99 the no-dumps setup (the same "
+             "crashes without their cores) measured in the same scenario over a window "
+             "as long, from its first crash; no-dumps runs last and its probes go on "
+             "for the longest window of the others, which its own row shows.")
+    shape = ("Columns as for the burst. " + floor + " 'last core' from the first "
+             "crash until every core is on disk, and its ratio to the disk's own time "
+             "for the storm's bytes.")
     notes = {
-        "burst": "Probe latency ratios are to the idle baseline of the same boot. "
-                 "'last core': from the first crash until every core is on disk "
+        "burst": "Probe latency ratios are to the idle baseline of the same boot. " + floor +
+                 " 'last core': from the first crash until every core is on disk "
                  "(after sync), and its ratio to the disk's own time for the bytes. "
                  "Crashers' memory peak: memory.peak of their cgroup.",
         "idle": "The physical limit for 16 x 64 MB at 40 MB/s is "
                 f"{storm.physical_limit_s(16, 64, DISK_BPS):.1f} s.",
         "sustained": "'not kept': crashes without a complete core; 'skips counted': "
                      "what the setup's own counters (kernel core_dump_stats, or "
-                     "coredam-pipe's) say they skipped; '-': no counters.",
+                     "coredam-pipe's) say they skipped; '-': no counters. " + floor,
         "foreground": "The writer's throughput is 4 MiB per fdatasync'ed chunk over "
-                      "the window; 'storm' is from the first crash to the last core.",
+                      "the window; 'storm' is from the first crash to the last core. "
+                      "'p99 vs no-dumps': the fsync p99 over the no-dumps setup's.",
+        "mixed": shape + f" The disk's own time for {sum(MIXED_MB)} MB is "
+                 f"{sum(MIXED_MB) * 2**20 / DISK_BPS:.1f} s.",
+        "threads": shape,
+        "nested": shape + " The crashers' own io.max paces their cores only where the "
+                  "dump is charged to their cgroup (stock, no agent); with a dump "
+                  "cgroup its limit applies instead.",
+        "staggered": shape + " The crashes arrive over 12.4 s, so the cores cannot be "
+                     "on disk in less than that.",
     }
     for sc in scenarios:
         if sc in tabs:
@@ -335,6 +485,11 @@ def main():
         md += ["", f"Knobs at default: `bench_defaults`, {reps} x 40 crashes of 1 MB per "
                f"kernel, median crash-to-exit stock {med['stock']:.2f} ms, patched "
                f"{med['patched']:.2f} ms."]
+    md += ["", "## Run times", "",
+           "One repetition of each scenario, per setup (boot to results, median):", ""]
+    md += [storm.markdown(("scenario", "setup", "time"),
+                          [(k[0], k[1], f"{statistics.median(v):.0f} s")
+                           for k, v in wall.items()])]
     report = "\n".join(md) + "\n"
     (out / "report.md").write_text(report)
     (out / "results.json").write_text(json.dumps(
