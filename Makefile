@@ -164,8 +164,9 @@ demo: kernel initramfs
 	@scripts/deps.sh demo
 	$(PYTHON) tests/demo.py
 
-# BENCH_REPEAT (default 3), BENCH_SETUPS, BENCH_SCENARIOS: see tests/bench.py
-bench: kernel initramfs
+# BENCH_REPEAT (default 3), BENCH_SETUPS, BENCH_SCENARIOS: see tests/bench.py;
+# naming a v1-* setup in BENCH_SETUPS builds the v1 kernel too
+bench: kernel initramfs $(if $(findstring v1-,$(BENCH_SETUPS)),kernel-v1)
 	@scripts/deps.sh demo
 	$(PYTHON) tests/bench.py
 

@@ -4,7 +4,8 @@ in one run, on the same virtual disk (ext4, QEMU write throttle 40 MB/s).
 
 Setups:  stock, no-dumps (the same crashes with no core written: the
          floor every probe is also compared with), skip, userspace-cgroup,
-         coredam-fixed, coredam-adaptive
+         coredam-fixed, coredam-adaptive; v1-fixed and v1-adaptive (series
+         v1's kernel, `make kernel-v1`) only when named
 Scenarios: burst, idle drain, sustained, foreground load, and storms of
          other shapes: mixed, threads, nested, staggered (see SCENARIOS)
 
@@ -12,12 +13,20 @@ Scenarios: burst, idle drain, sustained, foreground load, and storms of
                      BENCH_SCENARIOS select by name, comma separated;
                      BENCH_DEFAULTS=0 leaves out the knobs-at-default run)
 
+BENCH_KERNEL_STOCK, BENCH_KERNEL_PATCHED, BENCH_KERNEL_V1: a bzImage to boot
+instead of `make kernel`'s (or `make kernel-v1`'s) for the setups of that
+kernel, to measure a kernel under development without building it here;
+the report names it by the start of its sha256. The knobs-at-default run
+(bench_defaults) always boots `make kernel`'s kernels.
+
 Prints the tables; writes build/bench/report.md, build/bench/results.json
 and one latency plot per scenario with a probe (build/bench/*.png). Every
 figure is the median over the repetitions; the plots show the first.
 """
 
+import dataclasses
 import datetime
+import hashlib
 import importlib.util
 import json
 import os
@@ -93,13 +102,23 @@ SETUPS = [
                       "stock 6.12 + coredamd + coredam-pipe: the helper queues for a slot "
                       "and writes from the io.max-limited cgroup, fixed 10 MB/s, 2 at once",
                       FIXED + PIPE, kernel="stock"),
+    # series v1 (the dumping task moves into the dump cgroup) next to the
+    # current series, with the same agent configuration; today's agent
+    # cannot read v1's positional core_dump_stats and goes on without it
+    storm.agent_setup("v1-fixed",
+                      "series v1 kernel (git 3fdf619) + coredamd, fixed 10 MB/s, 2 dumps "
+                      "at once", FIXED, kernel="v1"),
     storm.agent_setup("coredam-fixed",
                       "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once", FIXED),
+    storm.agent_setup("v1-adaptive",
+                      "series v1 kernel (git 3fdf619) + coredamd, adaptive 10-30 MB/s, "
+                      "1-2 dumps at once", ADAPTIVE, kernel="v1"),
     storm.agent_setup("coredam-adaptive",
                       "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once",
                       ADAPTIVE),
 ]
-OPTIONAL_SETUPS = set()
+# not in the default run: they need `make kernel-v1`, and add a third to its time
+OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive"}
 # the setup every probe is also compared with
 FLOOR = "no-dumps"
 
@@ -148,7 +167,8 @@ SHAPES = ("mixed", "threads", "nested", "staggered")
 
 
 def skipped_counted(r):
-    """Dumps the setup's own counters say it skipped, or None without counters."""
+    """Dumps the setup's own counters say it skipped, or None without counters
+    (series v1's positional line is read too: storm.counters())."""
     src = storm.counters(r.stats) or r.pipe_stats
     if not src:
         return None
@@ -372,11 +392,31 @@ def pick(names, env, optional=()):
     return chosen
 
 
+def kernel_override(kernel):
+    """The bzImage BENCH_KERNEL_<KERNEL> names instead of `kernel`, or None."""
+    return os.environ.get(f"BENCH_KERNEL_{kernel.upper()}") or None
+
+
+def kernel_id(kernel):
+    """How the report names a kernel: the cache directory `make kernel`
+    built it in, or, for BENCH_KERNEL_<KERNEL>, the variable and the start
+    of the file's sha256 (not its path)."""
+    path = kernel_override(kernel)
+    if path:
+        return (f"BENCH_KERNEL_{kernel.upper()}, sha256 "
+                f"{hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]}")
+    return vm.kernel_path(kernel).parent.resolve().name
+
+
 def main():
     reps = int(os.environ.get("BENCH_REPEAT", 3))
     setups = pick([s.name for s in SETUPS], "BENCH_SETUPS", OPTIONAL_SETUPS)
     scenarios = pick([s.name for s in SCENARIOS], "BENCH_SCENARIOS")
-    chosen = [s for s in SETUPS if s.name in setups]
+    chosen = [dataclasses.replace(s, kernel=kernel_override(s.kernel) or s.kernel)
+              for s in SETUPS if s.name in setups]
+    # named before the runs: a kernel from outside the build may change meanwhile
+    kernel_ids = "; ".join(f"{k} {kernel_id(k)}" for k in dict.fromkeys(
+        s.kernel for s in SETUPS if s.name in setups))
     out = vm.BUILD / "bench"
     out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -442,6 +482,7 @@ def main():
           f"repetition(s); plots show the first.",
           f"Machine: {os.cpu_count()} CPUs ({cpu}); "
           f"guests under QEMU TCG, 2 vCPUs, ext4 on a virtio disk throttled to 40 MB/s.",
+          f"Kernels: {kernel_ids}.",
           "", "## Setups", ""]
     md += [f"- `{s.name}`: {s.describe}" for s in SETUPS if s.name in setups]
     md += ["", "## Scenarios", ""]
