@@ -8,19 +8,21 @@
  *
  * Mounts itself on MOUNTPOINT and serves, single-threaded, until killed, a
  * flat root directory (mode 01777) of regular files kept in memory. A file
- * is created with the uid and gid of the process creating it, as the core
- * dump code checks. A WRITE that ends within the first BYTES bytes of its
- * file (default 0) is answered; any other WRITE is read and never answered,
- * so its writer waits in the kernel for good, while every other request
- * (lookup, stat, readdir: `ls` of the mount) is still served. The wait is
- * killable: a fatal signal makes the kernel send an INTERRUPT for the
- * write, which fusestall answers by failing that write with EINTR. Its
- * file can be stat'ed and read meanwhile; unlinking or truncating it waits
- * for the write, as the writer holds the file's inode lock. Each stalled
- * write is logged on stderr.
- * A file never holds more than BYTES bytes, so its data is kept and reads
- * return it. With -r, READYFILE is created once the kernel's INIT has been
- * answered, that is once the mount serves requests.
+ * is owned by the uid and gid that created it, as the core dump code
+ * checks. A WRITE that ends within the first BYTES bytes of its file
+ * (default 0) is answered; any other WRITE is read and never answered, and
+ * logged on stderr, so its writer waits in the kernel for good while every
+ * other request is still served: the mount can be listed, and the file
+ * stat'ed and read (unlinking or truncating it waits for the write: the
+ * writer holds its inode lock). A file never holds more than BYTES bytes,
+ * so its data is kept. With -r, READYFILE is created once the kernel's
+ * INIT has been answered, that is once the mount serves requests.
+ *
+ * The wait is killable: a signal makes the kernel send an INTERRUPT for
+ * the write, which fusestall answers by failing that write with EINTR.
+ * Without that answer FUSE would wait for the write in D state, which not
+ * even SIGKILL ends. The cgroup freezer wakes a task as a signal does, so
+ * freezing a stalled writer fails its write too.
  *
  * The raw /dev/fuse protocol (<linux/fuse.h>), without libfuse: the test
  * guest is a static busybox initramfs.
@@ -229,7 +231,7 @@ static int do_write(const struct fuse_in_header *in, struct node *n,
 	struct fuse_write_out out = { .size = arg->size };
 	uint64_t end = arg->offset + arg->size;
 
-	if (end <= limit) {
+	if (arg->offset <= limit && arg->size <= limit - arg->offset) {
 		if (end > n->size && set_size(n, end) < 0)
 			return reply_err(in->unique, ENOMEM);
 		memcpy(n->data + arg->offset, data, arg->size);
@@ -298,7 +300,10 @@ static int do_statfs(const struct fuse_in_header *in)
 	return reply(in->unique, 0, &out, sizeof(out));
 }
 
-/* The kernel has no answer to an interrupt but the interrupted request's. */
+/*
+ * An interrupt is answered through the request it names: a stalled write
+ * fails; one answered already needs nothing.
+ */
 static int do_interrupt(const struct fuse_interrupt_in *arg)
 {
 	for (int i = 0; i < MAX_STALLED; i++)
