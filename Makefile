@@ -105,13 +105,15 @@ rootfs: all
 test-vm: kernel initramfs rootfs
 	$(TIMED) test-vm $(PYTEST) -m "not storm_only" tests $(PYTEST_ARGS)
 
-# the kernel series' VM tests, a small storm, and the crashers whose
-# kernel paths they do not cover (threads, huge pages, setuid) again on the
+# the kernel series' VM tests, its kselftests, a small storm, and the
+# crashers whose kernel paths they do not cover (threads, huge pages,
+# setuid) again on the
 # kernel with every checker on: lockdep, KASAN, kmemleak, the hung-task
 # detector. About 14 minutes under TCG, plus 8 for the kernel; the fault
 # tests of docs/reliability.md pass there too, by hand (COREDAM_KERNEL=
 # patched-debug pytest tests/test_reliability.py), but take too long for CI.
 DEBUG_TESTS := tests/test_kernel_series.py \
+	tests/test_kselftest.py::test_kselftest_passes_on_patched \
 	tests/test_storm.py::test_small_storm_keeps_every_core \
 	tests/test_reliability.py::test_threads_huge_pages_and_setuid
 DEBUG_ENV := COREDAM_KERNEL=patched-debug COREDAM_LOGS=$(BUILD)/vm-logs-debug

@@ -870,3 +870,50 @@ checkcores /scratch/core.$b > $RESULTS/cores.json
     assert s["completed"] == 1 and s["failed"] == s["failed_killed"] == 1, s
     check_invariants(s)
     valid_cores(res, 1)
+
+
+def test_waiting_dumps_are_not_load(run):
+    """Dumps waiting for a slot wait for I/O that other dumps do: they are
+    not counted in the load average. One slot, held by a dump stuck in a
+    FUSE write (an interruptible wait, not load either), and 12 crashes
+    waiting behind it for 25 s: the 1-minute load average stays low, where
+    12 counted waiters would have added about 4 to it."""
+    res = run(f"""
+mkdir -p /mnt/stall
+fusestall -r /tmp/fuse.ready /mnt/stall &
+fpid=$!
+waitfor 10 "the FUSE mount serves" test -e /tmp/fuse.ready
+echo 1 > $K/core_max_concurrency
+echo '/mnt/stall/core.%p' > $K/core_pattern
+crasher -m 1 -s 11 & a=$!
+waitfor 60 "the first dump starts" field_is active 1
+pids=""
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    crasher -m 1 -s 11 & pids="$pids $!"
+done
+waitfor 60 "twelve wait" field_is waiting 12
+cut -d' ' -f1 /proc/loadavg > $RESULTS/load.start
+sleep 25
+cut -d' ' -f1 /proc/loadavg > $RESULTS/load.end
+stats > $RESULTS/during
+# the control: one busy loop for 20 s does raise the load average here
+( end=$(( $(now_ms) + 20000 )); while [ $(now_ms) -lt $end ]; do :; done ) &
+wait $!
+cut -d' ' -f1 /proc/loadavg > $RESULTS/load.busy
+kill -9 $pids $a
+for p in $pids $a; do wait $p || true; done
+wait_field waiting 0
+wait_field active 0
+stats > $RESULTS/after
+kill $fpid
+umount -l /mnt/stall || true
+""", timeout=300)
+    d = stats(res.text("during"))
+    assert d["active"] == 1 and d["waiting"] == 12, d
+    start, end = float(res.text("load.start")), float(res.text("load.end"))
+    assert end < start + 1.5 and end < 3.0, (start, end)
+    # a runnable task counts (1 - e^(-20/60) = 0.28 of it after 20 s)
+    assert float(res.text("load.busy")) >= end + 0.15, (end, res.text("load.busy"))
+    s = stats(res.text("after"))
+    assert s["skipped_killed"] == 12 and s["failed_killed"] == 1, s
+    check_invariants(s)
