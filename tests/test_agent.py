@@ -314,12 +314,14 @@ ConcurrencyCeiling=2
 
 
 def budget_events(log):
-    """(write_bps, foreground_pressure) of every budget change in the log."""
+    """(write_bps, foreground_pressure) of every budget change in the log;
+    a lifted limit (write_bps=max) is infinite."""
     out = []
     for line in log.splitlines():
         if "event=budget" in line:
             kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
-            out.append((int(kv["write_bps"]), float(kv["foreground_pressure"])))
+            w = float("inf") if kv["write_bps"] == "max" else int(kv["write_bps"])
+            out.append((w, float(kv["foreground_pressure"])))
     return out
 
 

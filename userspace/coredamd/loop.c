@@ -340,8 +340,14 @@ static void tick(struct agent *a)
 		struct coredam_budget nb;
 
 		if (coredam_budget_step(&a->params, &a->budget, &s, &nb)) {
-			log_info("budget event=budget write_bps=%" PRIu64 " concurrency=%u foreground_pressure=%.3f%s",
-				 nb.wbps, nb.concurrency, s.foreground, s.triggered ? " trigger=1" : "");
+			char w[24];
+
+			if (nb.lifted)
+				snprintf(w, sizeof(w), "max");
+			else
+				snprintf(w, sizeof(w), "%" PRIu64, nb.wbps);
+			log_info("budget event=budget write_bps=%s concurrency=%u foreground_pressure=%.3f%s", w,
+				 nb.concurrency, s.foreground, s.triggered ? " trigger=1" : "");
 			a->budget = nb;
 			a->m.budget_changes++;
 			agent_apply_io(a);

@@ -24,6 +24,7 @@ void coredam_budget_params_from_config(const struct coredam_config *cfg, uint64_
 		.target = cfg->pressure_target,
 		.backoff = cfg->backoff,
 		.hold_intervals = cfg->hold_intervals,
+		.lift = cfg->lift_when_idle,
 	};
 
 	p.ceiling_bps = cfg->ceiling_bps ? cfg->ceiling_bps
@@ -54,9 +55,13 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 		b.quiet = 0;
 	} else {
 		/* a budget from fixed mode or an older config: bring it in range first */
-		if (b.wbps == 0 || b.wbps > p->ceiling_bps)
+		if (!p->lift)
+			b.lifted = false;
+		if (b.lifted)
+			b.wbps = 0;
+		else if (b.wbps == 0 || b.wbps > p->ceiling_bps)
 			b.wbps = p->ceiling_bps;
-		if (b.wbps < p->floor_bps)
+		if (!b.lifted && b.wbps < p->floor_bps)
 			b.wbps = p->floor_bps;
 		if (b.concurrency == 0 || b.concurrency > p->concurrency_ceiling)
 			b.concurrency = p->concurrency_ceiling;
@@ -64,8 +69,10 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 			b.concurrency = p->concurrency_floor;
 
 		if (s->triggered || s->foreground > p->target) {
-			uint64_t w = (uint64_t)((double)b.wbps * p->backoff);
+			/* a lifted budget steps down from the ceiling */
+			uint64_t w = (uint64_t)((double)(b.lifted ? p->ceiling_bps : b.wbps) * p->backoff);
 
+			b.lifted = false;
 			b.wbps = MAX(w, p->floor_bps);
 			if (b.concurrency > p->concurrency_floor)
 				b.concurrency--;
@@ -73,9 +80,16 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 		} else if (s->foreground < p->target / 2) {
 			b.quiet++;
 			if (b.quiet >= p->hold_intervals) {
-				if (b.wbps >= p->ceiling_bps) {
-					if (b.concurrency < p->concurrency_ceiling)
+				if (b.lifted) {
+					/* at the top: nothing left to raise */
+				} else if (b.wbps >= p->ceiling_bps) {
+					if (b.concurrency < p->concurrency_ceiling) {
 						b.concurrency++;
+					} else if (p->lift) {
+						/* work-conserving: nobody else needs the disk */
+						b.lifted = true;
+						b.wbps = 0;
+					}
 				} else {
 					b.wbps = MIN(b.wbps + p->step_bps, p->ceiling_bps);
 				}
@@ -86,5 +100,5 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 		}
 	}
 	*ret = b;
-	return b.wbps != cur->wbps || b.concurrency != cur->concurrency;
+	return b.wbps != cur->wbps || b.concurrency != cur->concurrency || b.lifted != cur->lifted;
 }

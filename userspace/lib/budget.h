@@ -22,12 +22,14 @@ struct coredam_budget_params {
 	uint64_t step_bps;
 	double backoff;
 	uint32_t hold_intervals;
+	bool lift;				/* LiftWhenIdle=: lift the limit at the top */
 };
 
 struct coredam_budget {
-	uint64_t wbps;			/* 0 = no limit (fixed mode only) */
+	uint64_t wbps;			/* 0 = no limit: fixed mode's, or adaptive lifted */
 	uint32_t concurrency;		/* 0 = unlimited */
 	uint32_t quiet;			/* consecutive quiet samples */
+	bool lifted;			/* adaptive: past the ceiling, no bandwidth limit */
 };
 
 struct coredam_pressure_sample {

@@ -68,6 +68,7 @@ static const struct key keys[] = {
 	K("Adaptive", "Step", T_RATE, step_bps, "auto"),
 	K("Adaptive", "Backoff", T_FRACTION, backoff, "50%"),
 	K("Adaptive", "HoldIntervals", T_U32, hold_intervals, "2"),
+	K("Adaptive", "LiftWhenIdle", T_BOOL, lift_when_idle, "no"),
 	K("Adaptive", "PressureCgroups", T_STRING, pressure_cgroups, "auto"),
 	K("Space", "FreeSpaceFloor", T_FLOOR, free_floor_bytes, "1G"),
 	K("Space", "MarkIncomplete", T_BOOL, mark_incomplete, "yes"),
@@ -717,7 +718,7 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 "Concurrency=%u\nQueueCap=%u\nWaitTimeout=%" PRIu64 "ms\nWritebackWindow=%" PRIu64 "\n\n"
 			 "[Adaptive]\nFloor=%s\nCeiling=%s\nConcurrencyFloor=%u\nConcurrencyCeiling=%u\n"
 			 "PressureTarget=%.1f%%\nPressureWindow=%" PRIu64 "ms\nStep=%s\nBackoff=%.0f%%\n"
-			 "HoldIntervals=%u\nPressureCgroups=%s\n\n"
+			 "HoldIntervals=%u\nLiftWhenIdle=%s\nPressureCgroups=%s\n\n"
 			 "[Space]\nFreeSpaceFloor=%" PRIu64 " %u%%\nMarkIncomplete=%s\n\n"
 			 "[Pipe]\nSetCorePattern=%s\nProgram=%s\nDirectory=%s\nCompress=%s\nCompressLevel=%u\n",
 			 coredam_mode_str(c->mode), c->require_kernel_support ? "yes" : "no",
@@ -728,7 +729,7 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 c->writeback_window,
 			 fl, ce, c->concurrency_floor, c->concurrency_ceiling, c->pressure_target * 100.0,
 			 c->pressure_window_usec / 1000, st, c->backoff * 100.0, c->hold_intervals,
-			 c->pressure_cgroups, c->free_floor_bytes, c->free_floor_percent,
+			 c->lift_when_idle ? "yes" : "no", c->pressure_cgroups, c->free_floor_bytes, c->free_floor_percent,
 			 c->mark_incomplete ? "yes" : "no",
 			 c->pipe_set_core_pattern ? "yes" : "no", c->pipe_program, c->pipe_directory,
 			 c->pipe_compress ? "yes" : "no", c->pipe_compress_level);

@@ -49,6 +49,7 @@ struct coredam_config {
 	uint64_t step_bps;			/* 0 = (ceiling - floor) / 4 */
 	double backoff;				/* multiply on pressure, 0..1 */
 	uint32_t hold_intervals;
+	bool lift_when_idle;
 	char pressure_cgroups[1024];		/* "auto", "system", or cgroup paths */
 
 	/* [Space] */

@@ -160,3 +160,39 @@ TEST(admission_and_space_guard)
 	coredam_space_eval(&c, 0, 100ULL << 30, &sp);
 	CHECK(!sp.below); /* floor off */
 }
+
+TEST(budget_lifts_when_idle_and_drops_back_on_pressure)
+{
+	struct coredam_config c;
+	struct coredam_budget_params p;
+	struct coredam_budget b, nb;
+	struct coredam_pressure_sample quiet = { .foreground = 0.0 }, busy = { .foreground = 0.5 };
+	size_t i;
+
+	adaptive_cfg(&c);
+	c.lift_when_idle = true;
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_init(&p, &b);
+	/* quiet long enough to reach the ceiling, every slot, then no limit */
+	for (i = 0; i < 40 && !b.lifted; i++)
+		coredam_budget_step(&p, &b, &quiet, &b);
+	CHECK(b.lifted);
+	CHECK_EQ_INT(b.wbps, 0);
+	CHECK_EQ_INT(b.concurrency, p.concurrency_ceiling);
+	/* nothing more to raise, nothing changes */
+	CHECK(!coredam_budget_step(&p, &b, &quiet, &nb) || nb.lifted);
+	/* pressure: back below the ceiling at once, one slot fewer */
+	CHECK(coredam_budget_step(&p, &b, &busy, &nb));
+	CHECK(!nb.lifted);
+	CHECK_EQ_INT(nb.wbps, (uint64_t)(p.ceiling_bps * p.backoff));
+	CHECK_EQ_INT(nb.concurrency, p.concurrency_ceiling - 1);
+
+	/* without LiftWhenIdle= the ceiling stays the top */
+	c.lift_when_idle = false;
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_init(&p, &b);
+	for (i = 0; i < 40; i++)
+		coredam_budget_step(&p, &b, &quiet, &b);
+	CHECK(!b.lifted);
+	CHECK_EQ_INT(b.wbps, p.ceiling_bps);
+}
