@@ -105,18 +105,34 @@ rootfs: all
 test-vm: kernel initramfs rootfs
 	$(TIMED) test-vm $(PYTEST) -m "not storm_only" tests $(PYTEST_ARGS)
 
-# the kernel series' VM tests, its kselftests, a small storm, and the
-# crashers whose kernel paths they do not cover (threads, huge pages,
-# setuid) again on the
-# kernel with every checker on: lockdep, KASAN, kmemleak, the hung-task
-# detector. About 14 minutes under TCG, plus 8 for the kernel; the fault
-# tests of docs/reliability.md pass there too, by hand (COREDAM_KERNEL=
-# patched-debug pytest tests/test_reliability.py), but take too long for CI.
-DEBUG_TESTS := tests/test_kernel_series.py \
-	tests/test_kselftest.py::test_kselftest_passes_on_patched \
+# Again on the kernel with every checker on (lockdep, KASAN, kmemleak, the
+# hung-task detector): every kernel path the series adds, once. The
+# kselftests go through the stats file, bad values, the FIFO queue, its
+# cap, timeout and SIGKILL, the lease, fresh patterns, core_pipe_limit,
+# fair waiting places, the helper's cgroup, charging, names and cores cut
+# short; the VM tests below add the freezer, cgroup.kill and SIGKILL in the
+# window, a removed or frozen dump cgroup, a tenant's own, stuck
+# destinations, the hole walk, raising and lowering the limit, fair slots,
+# a storm, and threads, huge pages and setuid crashers. About 16 minutes
+# under TCG, plus 3 to 8 for the kernel; every other kernel-series test
+# passes there too, by hand (COREDAM_KERNEL=patched-debug pytest
+# tests/test_kernel_series.py), as do the fault tests of
+# docs/reliability.md, but they take too long for CI.
+KS := tests/test_kernel_series.py
+DEBUG_TESTS := tests/test_kselftest.py::test_kselftest_passes_on_patched \
+	$(KS)::test_queue_concurrency_fifo $(KS)::test_queue_cap_and_timeout \
+	$(KS)::test_sigkill_waiter $(KS)::test_raise_and_lower_mid_storm \
+	$(KS)::test_one_users_storm_does_not_hold_back_another_user \
+	$(KS)::test_stuck_helper_gives_its_slot_back \
+	$(KS)::test_supervision_sees_a_dumping_process $(KS)::test_cgroup_removed \
+	$(KS)::test_frozen_dump_cgroup_does_not_hold_a_file_dump \
+	$(KS)::test_freeze_a_dumping_and_a_waiting_process \
+	$(KS)::test_tenant_dump_cgroup_keeps_the_tenants_io_max \
+	$(KS)::test_stuck_file_system_gives_its_slot_back \
+	$(KS)::test_huge_sparse_mapping_gives_its_slot_back_and_dies_at_once \
 	tests/test_storm.py::test_small_storm_keeps_every_core \
 	tests/test_reliability.py::test_threads_huge_pages_and_setuid
-DEBUG_ENV := COREDAM_KERNEL=patched-debug COREDAM_LOGS=$(BUILD)/vm-logs-debug
+DEBUG_ENV := COREDAM_KERNEL=patched-debug COREDAM_LOGS=$(BUILD)/vm-logs-debug COREDAM_VM_MEM=1G
 test-debug: kernel-debug initramfs
 	$(DEBUG_ENV) $(TIMED) test-debug $(PYTEST) $(DEBUG_TESTS) $(PYTEST_ARGS)
 

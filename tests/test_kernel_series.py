@@ -63,6 +63,24 @@ EOF
 try_write() {
     if (echo -n "$2" > "$1") 2>/tmp/err; then echo ok; else cat /tmp/err; fi
 }
+# overtake_then_kill A MB: dump A is stuck holding the one slot. Crash B
+# (MB MiB), which gets the slot when A's lease ends; then SIGKILL A. Leaves
+# second_ms, first_state, second, kill_ms, after and b in $RESULTS.
+overtake_then_kill() {
+    t0=$(now_ms)
+    crasher -m $2 -s 11 & b=$!
+    wait $b || true
+    echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
+    grep CoreDumping /proc/$1/status > $RESULTS/first_state
+    stats > $RESULTS/second
+    t0=$(now_ms)
+    kill -9 $1
+    wait $1 || true
+    echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
+    wait_field overtime 0
+    stats > $RESULTS/after
+    echo $b > $RESULTS/b
+}
 """
 
 
@@ -781,6 +799,24 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     assert other_ms < tenant_ms / 2, (tenant_ms, other_ms)
 
 
+def check_overtaken_then_killed(res):
+    """What overtake_then_kill left: the stuck dump still dumping when the
+    next one was admitted at the end of its 1 s lease and written whole,
+    then killed within a second, counted as failed (killed)."""
+    assert "CoreDumping:\t1" in res.text("first_state"), res.text("first_state")
+    # admitted when the first dump's lease ended, not when it ended
+    assert 1000 <= int(res.text("second_ms")) < 60000, res.text("second_ms")
+    s2 = stats(res.text("second"))
+    assert s2["admitted"] == 2 and s2["completed"] == 1, s2
+    assert s2["overtime"] == 1 and s2["leases_ended"] == 1 and s2["active"] == 0, s2
+    check_invariants(s2)
+    assert int(res.text("kill_ms")) < 1000, res.text("kill_ms")
+    s = stats(res.text("after"))
+    assert s["completed"] == 1 and s["failed"] == s["failed_killed"] == 1, s
+    check_invariants(s)
+    valid_cores(res, 1)
+
+
 def test_stuck_file_system_gives_its_slot_back(run):
     """A core written into a FUSE file system that stops answering writes
     (after 64 KiB) never ends by itself. With one slot and a 1 s lease the
@@ -801,38 +837,15 @@ waitfor 60 "the first dump starts" field_is active 1
 stuck() {{ [ "$(stat -c %s /mnt/stall/core.$a 2>/dev/null)" = 65536 ]; }}
 waitfor 60 "the first dump is stuck at 64 KiB" stuck
 echo '/scratch/core.%p' > $K/core_pattern
-t0=$(now_ms)
-crasher -m {MB} -s 11 & b=$!
-wait $b || true
-echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
-grep CoreDumping /proc/$a/status > $RESULTS/first_state
-stats > $RESULTS/second
-t0=$(now_ms)
-kill -9 $a
-wait $a || true
-echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
-wait_field overtime 0
-stats > $RESULTS/after
+overtake_then_kill $a {MB}
 ls /mnt/stall > $RESULTS/ls.stall
 kill $fpid
 umount -l /mnt/stall || true
-echo $b > $RESULTS/b
-checkcores /scratch/core.$b > $RESULTS/cores.json
+checkcores /scratch/core.$(cat $RESULTS/b) > $RESULTS/cores.json
 """, timeout=300)
-    assert "CoreDumping:\t1" in res.text("first_state"), res.text("first_state")
-    # admitted when the first dump's 1 s lease ended, not when it ended
-    assert 1000 <= int(res.text("second_ms")) < 60000, res.text("second_ms")
-    s2 = stats(res.text("second"))
-    assert s2["admitted"] == 2 and s2["completed"] == 1, s2
-    assert s2["overtime"] == 1 and s2["leases_ended"] == 1 and s2["active"] == 0, s2
-    check_invariants(s2)
-    assert int(res.text("kill_ms")) < 1000, res.text("kill_ms")
-    s = stats(res.text("after"))
-    assert s["completed"] == 1 and s["failed"] == s["failed_killed"] == 1, s
-    check_invariants(s)
+    check_overtaken_then_killed(res)
     # the stuck core's file is still there, and the mount still answers
     assert len(res.text("ls.stall").split()) == 1, res.text("ls.stall")
-    valid_cores(res, 1)
 
 
 def test_huge_sparse_mapping_gives_its_slot_back_and_dies_at_once(run):
@@ -846,30 +859,10 @@ echo 1 > $K/core_max_concurrency
 echo 1000 > $K/core_slot_lease_ms
 crasher -m 1 -S 65536 -s 11 & a=$!
 waitfor 60 "the sparse dump starts" field_is active 1
-t0=$(now_ms)
-crasher -m {MB} -s 11 & b=$!
-wait $b || true
-echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
-grep CoreDumping /proc/$a/status > $RESULTS/first_state
-stats > $RESULTS/second
-t0=$(now_ms)
-kill -9 $a
-wait $a || true
-echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
-wait_field overtime 0
-stats > $RESULTS/after
-checkcores /scratch/core.$b > $RESULTS/cores.json
+overtake_then_kill $a {MB}
+checkcores /scratch/core.$(cat $RESULTS/b) > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"}, timeout=300)
-    assert "CoreDumping:\t1" in res.text("first_state"), res.text("first_state")
-    assert 1000 <= int(res.text("second_ms")) < 60000, res.text("second_ms")
-    s2 = stats(res.text("second"))
-    assert s2["completed"] == 1 and s2["overtime"] == 1 and s2["leases_ended"] == 1, s2
-    check_invariants(s2)
-    assert int(res.text("kill_ms")) < 1000, res.text("kill_ms")
-    s = stats(res.text("after"))
-    assert s["completed"] == 1 and s["failed"] == s["failed_killed"] == 1, s
-    check_invariants(s)
-    valid_cores(res, 1)
+    check_overtaken_then_killed(res)
 
 
 def test_waiting_dumps_are_not_load(run):

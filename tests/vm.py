@@ -245,7 +245,7 @@ def _within_deadline(timeout, log_dir):
 
 
 def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
-         timeout=600, mem="3G", smp=2, disk_mb=4096,
+         timeout=600, mem=None, smp=2, disk_mb=4096,
          disk_bps_write=40_000_000, disk_bps_read=None, results_mb=256,
          scratch=True, cmdline="", name=None, check_splat=True, rootfs=None):
     """Boot `kernel`, run `script` (busybox sh, `set -e`) in the guest.
@@ -253,7 +253,11 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
     Returns a Result; raises GuestPanic, GuestTimeout or GuestKernelSplat
     when the guest gave no result or the kernel complained or tainted
     itself. check_splat=False leaves the console and the taint unchecked.
+    mem is the guest's memory: 3G unless COREDAM_VM_MEM says otherwise
+    (the debug kernel's tests use 1G: KASAN's shadow and kmemleak's scan
+    grow with it, and they need no more).
     """
+    mem = mem or os.environ.get("COREDAM_VM_MEM", "3G")
     kpath = kernel_path(kernel, config)
     if rootfs is None and not INITRAMFS.exists():
         raise FileNotFoundError(f"{INITRAMFS} missing: run 'make initramfs'")
