@@ -487,7 +487,7 @@ def main():
           f"revision {rev}; {elapsed / 60:.0f} min. Figures are medians over {reps} "
           f"repetition(s); plots show the first.",
           f"Machine: {os.cpu_count()} CPUs ({cpu}); "
-          f"guests under QEMU TCG, 2 vCPUs, ext4 on a virtio disk throttled to 40 MB/s.",
+          f"guests under QEMU TCG, one guest CPU, ext4 on a virtio disk throttled to 40 MB/s.",
           f"Kernels: {kernel_ids}.",
           "", "## Setups", ""]
     md += [f"- `{s.name}`: {s.describe}" for s in SETUPS if s.name in setups]

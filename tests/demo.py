@@ -51,7 +51,7 @@ def main():
     (out / "report.md").write_text(
         f"# coredam demo, {when}\n\n"
         f"Command: `make demo`. {crashes} processes of {mb} MB crash at once; "
-        f"QEMU TCG, 2 vCPUs, 3 GiB, ext4 on a virtio disk throttled to 40 MB/s.\n\n"
+        f"QEMU TCG, one guest CPU, 3 GiB, ext4 on a virtio disk throttled to 40 MB/s.\n\n"
         + "\n".join(f"- `{s.name}`: {s.describe}" for s in SETUPS) + "\n\n"
         + table + "\n\n![probe latency](latency.png)\n")
     (out / "results.json").write_text(storm.to_json(results))
