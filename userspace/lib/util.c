@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -118,31 +119,157 @@ out_unlink:
 	return r;
 }
 
-int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode)
+/* "<path>.tmp.<16 hex digits>": a name nobody can plant anything at in advance. */
+static int random_tmp_name(const char *path, char *buf, size_t size)
 {
-	char tmp[4096];
-	_cleanup_close_ int fd = -1;
-	int r;
+	uint64_t v;
 
-	r = xsnprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (r < 0)
-		return r;
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, mode);
-	if (fd < 0)
-		return -errno;
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
+		v = now_usec(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)buf;
+	return xsnprintf(buf, size, "%s.tmp.%016" PRIx64, path, v);
+}
+
+static int write_all_fd(int fd, const char *data, size_t len)
+{
 	while (len > 0) {
 		ssize_t n = write(fd, data, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
-			goto out_unlink;
+			return -errno;
 		}
 		data += n;
-		len -= n;
+		len -= (size_t)n;
 	}
-	return tmpfile_commit_at(dirfd, fd, tmp, path, mode, 0);
+	return 0;
+}
+
+/* @data into @fd, then @mode, then to disk. */
+static int fill_fd(int fd, const char *data, size_t len, mode_t mode)
+{
+	int r;
+
+	r = write_all_fd(fd, data, len);
+	if (r < 0)
+		return r;
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * An unnamed file (O_TMPFILE) in the directory of @path, filled; nothing
+ * exists under any name yet, so nothing planted can be reached. -EOPNOTSUPP
+ * (or -EISDIR, -EINVAL from older kernels) when the filesystem has none.
+ */
+static int anon_file_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int r;
+
+	r = slash ? xsnprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + 1), path)
+		  : xsnprintf(dir, sizeof(dir), ".");
+	if (r < 0)
+		return r;
+	fd = openat(dirfd, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = fill_fd(fd, data, len, mode);
+	if (r < 0)
+		return r;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+/*
+ * Give the unnamed file @fd a fresh random name beside @path. linkat()
+ * never follows a symlink at the new name and never replaces anything: a
+ * name taken (by chance or by someone) is EEXIST, and another is tried.
+ * -ENOENT when the kernel lets neither AT_EMPTY_PATH (CAP_DAC_READ_SEARCH)
+ * nor /proc/self/fd name the file.
+ */
+static int link_anon_at(int fd, int dirfd, const char *path, char *tmp, size_t size)
+{
+	char proc[64];
+	int r;
+
+	r = xsnprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 16; i++) {
+		r = random_tmp_name(path, tmp, size);
+		if (r < 0)
+			return r;
+		if (linkat(fd, "", dirfd, tmp, AT_EMPTY_PATH) == 0 ||
+		    linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* A fresh random name beside @path, created exclusively: never an existing file, never through a symlink. */
+static int create_tmp_at(int dirfd, const char *path, char *tmp, size_t size, int *ret_fd)
+{
+	for (int i = 0; i < 16; i++) {
+		int fd, r;
+
+		r = random_tmp_name(path, tmp, size);
+		if (r < 0)
+			return r;
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+		if (fd >= 0) {
+			*ret_fd = fd;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_close_ int fd = -1;
+	char tmp[PATH_MAX];
+	int r;
+
+	/*
+	 * The directory may belong to someone else (a metrics textfile
+	 * directory): whatever they plant at a name must not be followed,
+	 * truncated or chmod()ed by root. Preferred: an unnamed file, filled,
+	 * then linked to a random name (linkat() cannot replace @path itself).
+	 */
+	r = anon_file_at(dirfd, path, data, len, mode, &fd);
+	if (r == 0) {
+		r = link_anon_at(fd, dirfd, path, tmp, sizeof(tmp));
+		if (r == 0)
+			goto rename;
+		if (r != -ENOENT)
+			return r;
+		close(take_fd(&fd));
+	} else if (r != -EOPNOTSUPP && r != -EISDIR && r != -EINVAL) {
+		return r;
+	}
+	/* no O_TMPFILE here (or no way to link one): a random name created with O_EXCL */
+	r = create_tmp_at(dirfd, path, tmp, sizeof(tmp), &fd);
+	if (r < 0)
+		return r;
+	r = fill_fd(fd, data, len, mode);
+	if (r < 0)
+		goto out_unlink;
+
+rename:
+	/* rename() replaces the name @path, a symlink there included, and never follows it */
+	if (renameat(dirfd, tmp, dirfd, path) < 0) {
+		r = -errno;
+		goto out_unlink;
+	}
+	return 0;
 
 out_unlink:
 	unlinkat(dirfd, tmp, 0);

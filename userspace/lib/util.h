@@ -95,6 +95,12 @@ int write_file_at(int dirfd, const char *path, const char *s);
 /*
  * Create or replace @path under @dirfd atomically: write a temporary file
  * in the same directory, fsync it, rename it over @path.
+ *
+ * Safe in a directory others can write to: the temporary is an O_TMPFILE
+ * linked to a random name, or else a random name created with
+ * O_CREAT|O_EXCL|O_NOFOLLOW; nothing that exists is followed, truncated or
+ * chmod()ed. A symlink at @path is replaced, not followed. On failure no
+ * temporary is left behind.
  */
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode);
 
