@@ -139,6 +139,33 @@ int coredam_core_incomplete(int dirfd, const char *name, bool *ret)
 	return 0;
 }
 
+/*
+ * Rename @name to "<name>.incomplete", or "<name>.N.incomplete" when that
+ * is taken, never replacing anything: the directory may be sticky and
+ * world-writable, and a name someone created there is theirs (a rename
+ * over it, as root, would delete another user's file). -EEXIST when all
+ * ten names are taken; -EINVAL where the file system has no
+ * RENAME_NOREPLACE.
+ */
+static int rename_incomplete(int dirfd, const char *name, char *ret_new, size_t size)
+{
+	for (int i = 0; i < 10; i++) {
+		int r;
+
+		if (i == 0)
+			r = xsnprintf(ret_new, size, "%s.incomplete", name);
+		else
+			r = xsnprintf(ret_new, size, "%s.%d.incomplete", name, i);
+		if (r < 0)
+			return r;
+		if (renameat2(dirfd, name, dirfd, ret_new, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
 int coredam_mark_incomplete(const char *dir, time_t since)
 {
 	_cleanup_closedir_ DIR *d = NULL;
@@ -164,11 +191,16 @@ int coredam_mark_incomplete(const char *dir, time_t since)
 			err = r;	/* cannot tell: say so rather than pass it as whole */
 		if (r < 0 || !bad)
 			continue;
-		if (xsnprintf(newname, sizeof(newname), "%s.incomplete", de->d_name) < 0)
+		r = rename_incomplete(dirfd(d), de->d_name, newname, sizeof(newname));
+		if (r == -EEXIST) {
+			/* every name taken: the core stays as it is, and the caller says so */
+			if (!err)
+				err = r;
 			continue;
-		if (renameat(dirfd(d), de->d_name, dirfd(d), newname) < 0)
-			return -errno;
-		log_debug("marked %s/%s incomplete", dir, de->d_name);
+		}
+		if (r < 0)
+			return r;
+		log_debug("marked %s/%s incomplete as %s", dir, de->d_name, newname);
 		count++;
 	}
 	return count == 0 && err < 0 ? err : count;

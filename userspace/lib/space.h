@@ -47,9 +47,12 @@ int coredam_core_incomplete(int dirfd, const char *name, bool *ret);
 
 /*
  * Rename every incomplete core modified at or after @since in @dir to
- * "<name>.incomplete", so that no partial core looks whole. Returns the
- * number renamed; -errno if none was and a file could not be read (EIO
- * from a failed file system) or renamed, so that the caller says so.
+ * "<name>.incomplete" (or "<name>.N.incomplete" if that name is taken),
+ * so that no partial core looks whole. Nothing is ever replaced
+ * (RENAME_NOREPLACE): in a sticky, world-writable directory a name another
+ * user created is theirs. Returns the number renamed; -errno if none was
+ * and a file could not be read (EIO from a failed file system) or renamed
+ * (EEXIST: every name taken), so that the caller says so.
  */
 int coredam_mark_incomplete(const char *dir, time_t since);
 

@@ -168,6 +168,40 @@ TEST(incomplete_cores_marked)
 	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 0); /* idempotent */
 }
 
+/*
+ * In a sticky, world-writable destination a user pre-creates the name the
+ * agent renames a short core to: the agent (root) must not replace it,
+ * which would delete that user's file, but pick the next name.
+ */
+TEST(incomplete_marking_never_replaces)
+{
+	char *s;
+
+	write_core("cores/core.2", 8192, 4096 + 100);
+	mkfile("cores/core.2.incomplete", "someone else's file\n");
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 1);
+	s = slurp("cores/core.2.incomplete");
+	CHECK(s && strcmp(s, "someone else's file\n") == 0);
+	free(s);
+	CHECK(access(tpath("cores/core.2.1.incomplete"), F_OK) == 0);
+	CHECK(access(tpath("cores/core.2"), F_OK) < 0);
+
+	/* every name taken: the core stays, and the caller hears of it */
+	write_core("cores/core.3", 8192, 4096 + 100);
+	mkfile("cores/core.3.incomplete", "x");
+	for (int i = 1; i < 10; i++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "cores/core.3.%d.incomplete", i);
+		mkfile(rel, "x");
+	}
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), -EEXIST);
+	CHECK(access(tpath("cores/core.3"), F_OK) == 0);
+	s = slurp("cores/core.3.incomplete");
+	CHECK(s && strcmp(s, "x") == 0);
+	free(s);
+}
+
 /* Headers claiming data beyond 2^64 bytes: incomplete, not wrapped around to "short". Found by fuzz_core. */
 TEST(incomplete_core_offsets_wrap)
 {
