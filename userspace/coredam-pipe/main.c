@@ -39,12 +39,19 @@ enum {
 
 static bool log_stderr;
 
+/*
+ * /dev/kmsg, opened once: the kernel rate-limits what one open file writes
+ * there, so a storm of helpers each logging many lines cannot flood the
+ * log through fresh opens. -1 when it cannot be opened.
+ */
+static int kmsg_fd = -2;
+
 static void logmsg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logmsg(int prio, const char *fmt, ...)
 {
 	char msg[1024], line[1200];
 	va_list ap;
-	int fd, n;
+	int n;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -53,14 +60,12 @@ static void logmsg(int prio, const char *fmt, ...)
 	n = snprintf(line, sizeof(line), "<%d>coredam-pipe[%d]: %s\n", LOG_DAEMON | prio, (int)getpid(), msg);
 	if (n > 0 && (size_t)n >= sizeof(line))
 		n = sizeof(line) - 1;
-	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd >= 0) {
-		if (write(fd, line, (size_t)n) < 0) {
-			/* nothing else to tell it to */
-		}
-		close(fd);
+	if (kmsg_fd == -2)
+		kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (kmsg_fd >= 0 && write(kmsg_fd, line, (size_t)n) < 0) {
+		/* nothing else to tell it to */
 	}
-	if (log_stderr || fd < 0)
+	if (log_stderr || kmsg_fd < 0)
 		fprintf(stderr, "coredam-pipe: %s\n", msg);
 }
 
@@ -207,12 +212,13 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 		.limit = m->rlimit,
 		.compress_level = cfg->pipe_compress ? (int)cfg->pipe_compress_level : 0,
 	};
-	mode_t mode = a->dumpable == 2 ? 0400 : 0600;
+	struct coredam_pipe_files files;
 	_cleanup_close_ int fd = -1;
 	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], meta[16384], mname[NAME_MAX + 1];
 	uint64_t t0;
 	int r;
 
+	coredam_pipe_files(a, &files);
 	r = coredam_pipe_core_name(a, cfg->pipe_compress, name, sizeof(name));
 	if (r < 0)
 		return r;
@@ -242,11 +248,11 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	 * Ownership as the kernel gives a file-mode core: the crashed user's
 	 * for an ordinary process, root's and 0400 for suid_dumpable=2.
 	 */
-	if (a->dumpable != 2 && fchown(fd, a->uid, a->gid) < 0) {
+	if (files.chown_core && fchown(fd, a->uid, a->gid) < 0) {
 		r = -errno;
 		goto out_unlink;
 	}
-	if (fchmod(fd, mode) < 0) {
+	if (fchmod(fd, files.core_mode) < 0) {
 		r = -errno;
 		goto out_unlink;
 	}
@@ -275,7 +281,7 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	if (r >= 0)
 		r = xsnprintf(mname, sizeof(mname), "%s.json", final);
 	if (r >= 0)
-		r = coredam_meta_write_at(dirfd, mname, meta, a->dumpable == 2 ? 0600 : 0644);
+		r = coredam_meta_write_at(dirfd, mname, meta, files.meta_mode);
 	if (r < 0)
 		logmsg(LOG_WARNING, "core of pid %d: metadata %s/%s.json not written: %s", (int)a->pid, a->dir, final,
 		       strerror(-r));

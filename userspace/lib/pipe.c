@@ -81,6 +81,17 @@ int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_arg
 	return 0;
 }
 
+void coredam_pipe_files(const struct coredam_pipe_args *a, struct coredam_pipe_files *ret)
+{
+	bool user = a->dumpable != 2;
+
+	*ret = (struct coredam_pipe_files){
+		.chown_core = user,
+		.core_mode = user ? 0600 : 0400,
+		.meta_mode = user ? 0640 : 0600,
+	};
+}
+
 void coredam_pipe_sanitize(const char *in, char *out, size_t size)
 {
 	size_t o = 0;

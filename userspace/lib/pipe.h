@@ -59,6 +59,23 @@ struct coredam_pipe_args {
 int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_args *ret);
 
 /*
+ * Owner and modes of what the helper stores for a crash. The core goes to
+ * the crashed user (%u:%g), 0600, as the kernel gives a file-mode core;
+ * for suid_dumpable=2 it stays root's, 0400. The metadata beside it is
+ * root's (the helper creates it as root) and never world-readable: it
+ * names the process, its uid and its cgroup, and other users must not
+ * learn of every crash, root's included. 0640 for ordinary dumps, 0600
+ * for suid_dumpable=2.
+ */
+struct coredam_pipe_files {
+	bool chown_core;	/* give the core to %u:%g */
+	mode_t core_mode;
+	mode_t meta_mode;
+};
+
+void coredam_pipe_files(const struct coredam_pipe_args *a, struct coredam_pipe_files *ret);
+
+/*
  * Reduce an untrusted name to [A-Za-z0-9._-] (others become '_'), at most
  * 15 characters, never empty, never starting with '.'.
  */

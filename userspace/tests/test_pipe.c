@@ -403,6 +403,42 @@ TEST(pipe_meta_json)
 	close(fd);
 }
 
+/*
+ * The metadata names the process, its uid and cgroup: it was written 0644,
+ * so every user saw every crash, root's included. Now root's, 0640 (0600
+ * for suid_dumpable=2), whatever the umask.
+ */
+TEST(pipe_meta_not_world_readable)
+{
+	struct coredam_pipe_args a = { .pid = 1, .uid = 1000, .gid = 100, .dumpable = 1 };
+	struct coredam_pipe_files f;
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	coredam_pipe_files(&a, &f);
+	CHECK(f.chown_core);
+	CHECK_EQ_INT(f.core_mode, 0600);
+	CHECK_EQ_INT(f.meta_mode, 0640);
+	a.dumpable = 2;
+	coredam_pipe_files(&a, &f);
+	CHECK(!f.chown_core);
+	CHECK_EQ_INT(f.core_mode, 0400);
+	CHECK_EQ_INT(f.meta_mode, 0600);
+
+	a.dumpable = 1;
+	coredam_pipe_files(&a, &f);
+	mkdirs("d");
+	fd = open(tpath("d"), O_RDONLY | O_DIRECTORY);
+	old = umask(0);
+	CHECK(coredam_meta_write_at(fd, "m.json", "{}\n", f.meta_mode) == 0);
+	umask(old);
+	CHECK(fstatat(fd, "m.json", &st, 0) == 0);
+	CHECK_EQ_INT(st.st_mode & 07777, 0640);
+	CHECK(!(st.st_mode & S_IROTH));
+	close(fd);
+}
+
 TEST(pipe_cgroup_helpers)
 {
 	char buf[256];
