@@ -4,22 +4,20 @@
 #include <inttypes.h>
 
 #include "ctl.h"
+#include "escape.h"
+#include "meta.h"
 #include "util.h"
 
+/* @s as a JSON string: valid UTF-8, every control character escaped */
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	size_t size = 6 * strlen(s) + 3, pos = 0;
+	_cleanup_free_ char *buf = malloc(size);
 
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
+	if (buf && coredam_json_string(buf, size, &pos, s) == 0)
+		fputs(buf, f);
+	else
+		fputs("null", f);
 }
 
 static void print_json(struct ctl *c, struct ctl_status *s)
@@ -131,11 +129,11 @@ static void print_failed_reasons(const uint64_t *x)
 
 static void print_human(struct ctl *c, struct ctl_status *s)
 {
-	char v[PATH_MAX], b1[16], b2[16];
+	char v[PATH_MAX], b1[16], b2[16], e[COREDAM_ESCAPE_SIZE(sizeof(s->core_pattern))];
 
 	printf("Kernel:       %s\n", coredam_kernel_full(&s->kern) ? "coredam support present"
 				 : "stock (no core_cgroup/admission queue): limited to cgroup and io.max setup");
-	printf("core_pattern: %s\n", s->core_pattern);
+	printf("core_pattern: %s\n", coredam_escape(s->core_pattern, 0, e, sizeof(e)));
 	if (s->agent[0]) {
 		printf("Agent:        running (pid %s)", ctl_agent_get(s, "agent_pid", v, sizeof(v)) ?: "?");
 		printf(", config %s", ctl_agent_get(s, "config", v, sizeof(v)) ?: "?");
@@ -218,7 +216,7 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 			       coredam_dump_state_str(s->dumps[i].state),
 			       format_size(b1, sizeof(b1), s->dumps[i].write_bytes),
 			       format_size(b2, sizeof(b2), (uint64_t)s->rates[i]),
-			       s->dumps[i].exe[0] ? s->dumps[i].exe : s->dumps[i].comm);
+			       coredam_dump_name(&s->dumps[i], 0, e, sizeof(e)));
 	}
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "escape.h"
 #include "util.h"
 
 static void bar(char *buf, size_t width, double frac)
@@ -41,7 +42,7 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 		return ctl_unexpected_arg("watch", argv[optind]);
 	for (;;) {
 		struct ctl_status s;
-		char v[64], b1[16], b2[16], pb[41];
+		char v[64], b1[16], b2[16], pb[41], e[COREDAM_ESCAPE_SIZE(sizeof(s.dumps[0].exe))];
 		uint64_t wbps = 0, largest = 1;
 
 		/* the rate sample is the refresh interval */
@@ -72,7 +73,7 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 			       coredam_dump_state_str(s.dumps[i].state), pb,
 			       format_size(b1, sizeof(b1), s.dumps[i].write_bytes),
 			       format_size(b2, sizeof(b2), (uint64_t)s.rates[i]),
-			       s.dumps[i].exe[0] ? s.dumps[i].exe : s.dumps[i].comm);
+			       coredam_dump_name(&s.dumps[i], 0, e, sizeof(e)));
 		}
 		if (!s.n_dumps)
 			printf("no dump in progress\n");

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "devices.h"
 #include "dumps.h"
+#include "escape.h"
 #include "metrics.h"
 #include "roots.h"
 #include "space.h"
@@ -37,7 +38,7 @@ enum {
 struct tracked_dump {
 	pid_t pid;
 	enum coredam_dump_state state;
-	char exe[256];
+	char exe[COREDAM_ESCAPE_SIZE(255)];	/* escaped: one word of a log line */
 	uint64_t first_usec, admitted_usec, bytes, syscw;
 	bool seen;
 };

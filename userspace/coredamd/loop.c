@@ -126,7 +126,8 @@ void track_dumps(struct agent *a)
 			t->pid = v[i].pid;
 			t->state = v[i].state;
 			t->first_usec = now;
-			snprintf(t->exe, sizeof(t->exe), "%s", v[i].exe[0] ? v[i].exe : v[i].comm);
+			/* the crashed process chose these: not a newline, not a space, not "outcome=" of its own */
+			coredam_dump_name(&v[i], COREDAM_ESCAPE_WORD, t->exe, sizeof(t->exe));
 			log_info("dump started event=dump-start pid=%d exe=%s state=%s", t->pid, t->exe,
 				 coredam_dump_state_str(t->state));
 			if (t->state != COREDAM_DUMP_WAITING)

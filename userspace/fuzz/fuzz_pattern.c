@@ -3,18 +3,20 @@
  * kernel.core_pattern and what the kernel passes through it: the pattern
  * parser that finds the core destination, coredam-pipe's arguments (the
  * input split at spaces, as the kernel splits an expanded pipe pattern),
- * and the crashed process's name on its way into a file name and into the
- * JSON metadata beside the core.
+ * and the crashed process's name on its way into a file name, into the
+ * JSON metadata beside the core, and into log lines and terminals.
  *
  * Properties: a destination found is absolute and free of '%' specifiers;
  * a sanitized name is 1 to 15 characters of [A-Za-z0-9._-], not starting
  * with '.'; a core name holds no '/'; the metadata is printable ASCII with
- * well-formed string escapes.
+ * well-formed string escapes; an escaped name is valid UTF-8 with no
+ * control character (and, as a log word, no space or '"').
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "fuzz.h"
 #include "meta.h"
 #include "pipe.h"
@@ -116,6 +118,26 @@ static void check_meta(const char *s)
 	check_json(buf, (size_t)r);
 }
 
+static void check_escape(const char *s)
+{
+	static char buf[COREDAM_ESCAPE_SIZE(4096)];
+
+	for (unsigned int flags = 0; flags <= COREDAM_ESCAPE_WORD; flags += COREDAM_ESCAPE_WORD) {
+		coredam_escape(s, flags, buf, sizeof(buf));
+		if (strlen(s) <= 4096)
+			FUZZ_CHECK(strlen(buf) >= strlen(s));	/* nothing dropped when it fits */
+		for (const unsigned char *p = (const unsigned char *)buf; *p;) {
+			size_t n = coredam_utf8_len(p);
+
+			FUZZ_CHECK(n > 0);
+			FUZZ_CHECK(n > 1 || (*p >= 0x20 && *p != 0x7f));
+			FUZZ_CHECK(!(n == 2 && p[0] == 0xc2 && p[1] < 0xa0));
+			FUZZ_CHECK(!(flags & COREDAM_ESCAPE_WORD) || (*p != ' ' && *p != '"'));
+			p += n;
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_string(data, size);
@@ -123,6 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_pattern(s);
 	check_name(s);
 	check_meta(s);
+	check_escape(s);
 	check_args(s);	/* last: splits @s in place */
 	free(s);
 	return 0;

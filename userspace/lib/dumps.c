@@ -6,6 +6,7 @@
 
 #include "cgroup.h"
 #include "dumps.h"
+#include "escape.h"
 #include "util.h"
 
 const char *coredam_dump_state_str(enum coredam_dump_state s)
@@ -21,6 +22,11 @@ const char *coredam_dump_state_str(enum coredam_dump_state s)
 		return "dumping";
 	}
 	return "?";
+}
+
+const char *coredam_dump_name(const struct coredam_dump *d, unsigned int flags, char *buf, size_t size)
+{
+	return coredam_escape(d->exe[0] ? d->exe : d->comm, flags, buf, size);
 }
 
 static bool status_field(const char *status, const char *key, char *buf, size_t size)

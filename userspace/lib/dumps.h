@@ -28,6 +28,13 @@ struct coredam_dump {
 const char *coredam_dump_state_str(enum coredam_dump_state s);
 
 /*
+ * The dump's executable (its comm when the path is unknown) for a log line
+ * or a terminal, escaped by coredam_escape() with @flags: the crashed
+ * process chose it. Returns @buf.
+ */
+const char *coredam_dump_name(const struct coredam_dump *d, unsigned int flags, char *buf, size_t size);
+
+/*
  * Every task dumping core ("CoreDumping: 1" in /proc/PID/status) and every
  * process in the dump cgroup @cgroup ("" = none). *ret is malloc()ed.
  * A dumper is listed as DUMPING: the kernel keeps it in its own cgroup,

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "escape.h"
+
+static bool cont(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+size_t coredam_utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return cont(p[1]) ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		/* E0 A0..BF: no overlong forms; ED 80..9F: no surrogates */
+		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+
+		return p[1] >= lo && p[1] <= hi && cont(p[2]) ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		/* F0 90..BF: no overlong forms; F4 80..8F: nothing beyond U+10FFFF */
+		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+
+		return p[1] >= lo && p[1] <= hi && cont(p[2]) && cont(p[3]) ? 4 : 0;
+	}
+	return 0;	/* 80..C1 (continuation, overlong 2-byte), F5..FF */
+}
+
+const char *coredam_escape(const char *s, unsigned int flags, char *buf, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	if (size == 0)
+		return buf;
+	while (*p) {
+		size_t n = coredam_utf8_len(p);
+		char esc[16];
+		size_t elen;
+
+		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\' &&
+		    !((flags & COREDAM_ESCAPE_WORD) && (*p == ' ' || *p == '"'))) {
+			esc[0] = (char)*p;
+			elen = 1;
+		} else if (n > 1 && !(n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
+			memcpy(esc, p, n);	/* valid UTF-8 other than a C1 control */
+			elen = n;
+		} else if (*p == '\\' || *p == '\n' || *p == '\t' || *p == '\r') {
+			esc[0] = '\\';
+			esc[1] = *p == '\\' ? '\\' : *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+			elen = 2;
+			n = 1;
+		} else {
+			/* a control byte or a C1 control (each of its bytes), or a byte that is not UTF-8 */
+			if (n == 0)
+				n = 1;
+			elen = 0;
+			for (size_t i = 0; i < n; i++)
+				elen += (size_t)snprintf(esc + elen, sizeof(esc) - elen, "\\x%02x", p[i]);
+		}
+		if (o + elen >= size)
+			break;
+		memcpy(buf + o, esc, elen);
+		o += elen;
+		p += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
