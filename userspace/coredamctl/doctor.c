@@ -9,6 +9,7 @@
 #include "control.h"
 #include "ctl.h"
 #include "devices.h"
+#include "pipe.h"
 #include "space.h"
 #include "util.h"
 
@@ -81,6 +82,31 @@ static void check_delegation(struct ctl *c, int rootfd)
 	}
 }
 
+/*
+ * The helper a pipe core_pattern names, and the one coredamd would
+ * install: the kernel runs it as root for every crash, and one that is
+ * missing loses every core.
+ */
+static bool check_pipe_helpers(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
+{
+	struct coredam_core_pattern cp = { 0 };
+	char why[PATH_MAX + 128];
+	bool ok = true;
+
+	if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.kind == COREDAM_CORE_PIPE) {
+		ok = coredam_pipe_helper_check(cp.helper, 0, why, sizeof(why)) == 0;
+		if (!ok)
+			report(2, "core_pattern pipes cores to %s, which is refused: %s; cores are lost or unsafe",
+			       cp.helper, why);
+		else
+			report(0, "pipe helper %s is an executable owned by root and writable by no one else", cp.helper);
+	}
+	if (c->cfg.pipe_set_core_pattern && !k->core_cgroup && strcmp(cp.helper, c->cfg.pipe_program) != 0 &&
+	    coredam_pipe_helper_check(c->cfg.pipe_program, 0, why, sizeof(why)) < 0)
+		report(2, "[Pipe] Program=%s refused: %s; coredamd will not install it", c->cfg.pipe_program, why);
+	return ok;
+}
+
 int cmd_doctor(struct ctl *c, int argc, char **argv)
 {
 	struct coredam_kernel_support k;
@@ -88,6 +114,7 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 	char pattern[1024] = "", v[PATH_MAX], resp[256];
 	_cleanup_close_ int rootfd = -1;
 	const char *dest = NULL;
+	bool helper_ok;
 	int r;
 
 	if (argc > 1) {
@@ -165,11 +192,12 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 
 	/* destination */
 	coredam_sysctl_read(&c->roots, "kernel.core_pattern", pattern, sizeof(pattern));
+	helper_ok = check_pipe_helpers(c, &k, pattern);
 	if (c->cfg.destination[0]) {
 		dest = c->cfg.destination;
 	} else if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.dir_known) {
 		dest = cp.dir;
-		if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup && strstr(cp.helper, "coredam-pipe"))
+		if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup && strstr(cp.helper, "coredam-pipe") && helper_ok)
 			report(0, "pipe core_pattern on a stock kernel: %s joins %s and queues by itself", cp.helper,
 			       c->cfg.cgroup);
 		else if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup)

@@ -379,19 +379,27 @@ int agent_apply_admission(struct agent *a)
  */
 static int apply_pipe(struct agent *a)
 {
-	char pattern[4096];
+	char pattern[4096], why[PATH_MAX + 128];
 	int r;
 
 	r = xsnprintf(pattern, sizeof(pattern), "|%s %s %s", a->cfg.pipe_program, a->cfg.pipe_directory,
 		      COREDAM_PIPE_SPECIFIERS);
 	if (r < 0)
 		return r;
+	/*
+	 * Fail closed: the kernel runs the helper as root for every crash,
+	 * and one that is missing loses every core. core_pattern keeps its
+	 * old value then.
+	 */
+	r = coredam_pipe_helper_check(a->cfg.pipe_program, 0, why, sizeof(why));
+	if (r < 0) {
+		log_error("[Pipe] Program=%s refused: %s; kernel.core_pattern left as it was", a->cfg.pipe_program, why);
+		return r;
+	}
 	r = mkdir_p(a->cfg.pipe_directory, 0755);
 	if (r < 0)
 		log_warning("cannot create %s: %s (coredam-pipe refuses to write there until it exists)",
 			    a->cfg.pipe_directory, strerror(-r));
-	if (access(a->cfg.pipe_program, X_OK) < 0)
-		log_warning("[Pipe] Program=%s: %m; the kernel will fail to start it", a->cfg.pipe_program);
 	r = coredam_sysctl_write(&a->roots, "kernel.core_pipe_limit", "0");
 	if (r < 0) {
 		log_error("cannot write %s/sys/kernel/core_pipe_limit=0: %s", a->roots.proc, strerror(-r));

@@ -189,6 +189,65 @@ int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysi
 	return 0;
 }
 
+/* Is the directory @path (of the helper, @last: its own) safe from everyone but @owner and root? */
+static int check_helper_dir(const char *path, uid_t owner, bool last, char *why, size_t whysize)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return snprintf(why, whysize, "%s: %s", path, strerror(errno)), -errno;
+	if (st.st_uid != owner && st.st_uid != 0)
+		return snprintf(why, whysize, "%s: owned by uid %u, not %u", path, (unsigned)st.st_uid,
+				(unsigned)owner), -EPERM;
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX)))
+		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", path,
+				(unsigned)(st.st_mode & 07777)), -EPERM;
+	return 0;
+}
+
+int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t whysize)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	const char *base;
+	struct stat st;
+	int r;
+
+	if (path[0] != '/')
+		return snprintf(why, whysize, "%s: not an absolute path", path), -EINVAL;
+	if (!realpath(path, real))
+		return snprintf(why, whysize, "%s: %s", path, strerror(errno)), -errno;
+	if (stat(real, &st) < 0)
+		return snprintf(why, whysize, "%s: %s", real, strerror(errno)), -errno;
+	if (!S_ISREG(st.st_mode))
+		return snprintf(why, whysize, "%s: not a regular file", real), -EINVAL;
+	if (!(st.st_mode & S_IXUSR))
+		return snprintf(why, whysize, "%s: not executable (mode %04o)", real, (unsigned)(st.st_mode & 07777)),
+		       -EACCES;
+	if (st.st_uid != owner)
+		return snprintf(why, whysize, "%s: owned by uid %u, not %u", real, (unsigned)st.st_uid,
+				(unsigned)owner), -EPERM;
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", real,
+				(unsigned)(st.st_mode & 07777)), -EPERM;
+	/*
+	 * Whoever may write a directory on the way may put another program
+	 * in its place: each is @owner's or root's and writable by nobody
+	 * else (an ancestor may be sticky; the helper's own directory not).
+	 */
+	base = strrchr(real, '/');
+	for (const char *p = real; p; p = strchr(p + 1, '/')) {
+		if (p > base)
+			break;
+		r = xsnprintf(dir, sizeof(dir), "%.*s", p == real ? 1 : (int)(p - real), real);
+		if (r < 0)
+			return r;
+		r = check_helper_dir(dir, owner, p == base, why, whysize);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret)
 {
 	_cleanup_free_ char *s = NULL;

@@ -93,6 +93,18 @@ int coredam_pipe_core_name(const struct coredam_pipe_args *a, bool zstd, char *b
  */
 int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysize, int *ret_fd);
 
+/*
+ * May @path be the helper of a pipe core_pattern? The kernel runs it as
+ * root for every crash, and a helper that is missing loses every core, so
+ * it must be an absolute path to an executable regular file (symlinks
+ * followed, as the kernel does) owned by @owner (0 in production) and
+ * writable by nobody else, in a directory that is @owner's or root's and
+ * writable by nobody else. On failure @why says what is wrong: -ENOENT
+ * missing, -EACCES not executable, -EPERM owner or mode, -EINVAL not an
+ * absolute path or not a regular file.
+ */
+int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t whysize);
+
 /* RLIMIT_CORE from /proc/PID/limits (when %c was not given). */
 int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret);
 

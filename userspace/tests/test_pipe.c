@@ -500,3 +500,50 @@ TEST(pipe_config_keys)
 		CHECK(strstr(e.msg, "white space") != NULL);
 	}
 }
+
+/*
+ * coredamd installed a pipe core_pattern whose helper was missing (every
+ * core lost) and doctor said [ OK ]. The helper must be an executable
+ * regular file of its owner's, writable by no one else, in directories no
+ * one else can write.
+ */
+TEST(pipe_helper_checked)
+{
+	uid_t me = getuid();
+	char why[PATH_MAX + 128];
+
+	mkfile("bin/helper", "#!/bin/sh\n");
+	chmod(tpath("bin/helper"), 0755);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me, why, sizeof(why)), 0);
+	mklink("bin/link", tpath("bin/helper"));
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/link"), me, why, sizeof(why)), 0);
+
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/missing"), me, why, sizeof(why)), -ENOENT);
+	CHECK(strstr(why, "bin/missing") != NULL);
+	mklink("bin/dangling", tpath("bin/missing"));
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/dangling"), me, why, sizeof(why)), -ENOENT);
+	CHECK_EQ_INT(coredam_pipe_helper_check("bin/helper", me, why, sizeof(why)), -EINVAL);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin"), me, why, sizeof(why)), -EINVAL);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me + 1, why, sizeof(why)), -EPERM);
+
+	chmod(tpath("bin/helper"), 0644);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me, why, sizeof(why)), -EACCES);
+	chmod(tpath("bin/helper"), 0775);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me, why, sizeof(why)), -EPERM);
+	CHECK(strstr(why, "writable") != NULL);
+
+	/* its directory open to all, sticky or not: another program can take its place */
+	mkfile("open/helper", "#!/bin/sh\n");
+	chmod(tpath("open/helper"), 0755);
+	chmod(tpath("open"), 01777);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("open/helper"), me, why, sizeof(why)), -EPERM);
+	chmod(tpath("open"), 0755);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("open/helper"), me, why, sizeof(why)), 0);
+	/* an ancestor open to all, not sticky: the directory itself can be renamed away */
+	mkfile("top/sub/helper", "#!/bin/sh\n");
+	chmod(tpath("top/sub/helper"), 0755);
+	chmod(tpath("top"), 0777);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("top/sub/helper"), me, why, sizeof(why)), -EPERM);
+	chmod(tpath("top"), 01777);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("top/sub/helper"), me, why, sizeof(why)), 0);
+}
