@@ -246,7 +246,8 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	}
 	/*
 	 * Ownership as the kernel gives a file-mode core: the crashed user's
-	 * for an ordinary process, root's and 0400 for suid_dumpable=2.
+	 * for an ordinary process, root's and 0400 for suid_dumpable=2 and
+	 * when core_pattern does not say (no %d).
 	 */
 	if (files.chown_core && fchown(fd, a->uid, a->gid) < 0) {
 		r = -errno;
@@ -379,6 +380,9 @@ int main(int argc, char **argv)
 			help(stderr);
 		return EXIT_USAGE;
 	}
+	if (a.dumpable == COREDAM_DUMPABLE_UNKNOWN)
+		logmsg(LOG_WARNING, "core of pid %d: core_pattern passes no %%d, so a setuid process cannot be told "
+		       "apart: the core is kept root's, mode 0400 (add %%d after %%c)", (int)a.pid);
 	m = (struct coredam_core_meta){
 		.pid = a.pid, .uid = a.uid, .gid = a.gid, .signal = a.signal, .time = a.time, .comm = a.comm,
 		.dumpable = a.dumpable, .arrived_usec = now_usec(CLOCK_MONOTONIC), .cgroup = cg,

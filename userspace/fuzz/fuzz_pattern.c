@@ -64,7 +64,7 @@ static void check_args(char *s)
 	FUZZ_CHECK(a.dir[0] == '/');
 	FUZZ_CHECK(a.pid > 0);
 	FUZZ_CHECK(a.signal >= 0 && a.signal <= 255);
-	FUZZ_CHECK(a.dumpable >= 0 && a.dumpable <= 2);
+	FUZZ_CHECK(a.dumpable == COREDAM_DUMPABLE_UNKNOWN || (a.dumpable >= 0 && a.dumpable <= 2));
 	FUZZ_CHECK(strlen(a.comm) < sizeof(a.comm));
 	if (coredam_pipe_core_name(&a, true, name, sizeof(name)) >= 0) {
 		FUZZ_CHECK(strncmp(name, "core.", 5) == 0);

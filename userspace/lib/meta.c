@@ -104,9 +104,13 @@ int coredam_meta_format(const struct coredam_core_meta *m, char *buf, size_t siz
 		ADD("null");
 	else
 		ADD("%" PRIu64, m->rlimit);
-	ADD(", \"dumpable\": %d, \"ticket\": %" PRIu64 ", \"waited_ms\": %" PRIu64 ", \"write_ms\": %" PRIu64
+	if (m->dumpable < 0)
+		ADD(", \"dumpable\": null");
+	else
+		ADD(", \"dumpable\": %d", m->dumpable);
+	ADD(", \"ticket\": %" PRIu64 ", \"waited_ms\": %" PRIu64 ", \"write_ms\": %" PRIu64
 	    ", \"arrived_usec\": %" PRIu64 ", \"admitted_usec\": %" PRIu64 ", \"done_usec\": %" PRIu64 ", \"cgroup\": ",
-	    m->dumpable, m->ticket, m->waited_ms, m->write_ms, m->arrived_usec, m->admitted_usec, m->done_usec);
+	    m->ticket, m->waited_ms, m->write_ms, m->arrived_usec, m->admitted_usec, m->done_usec);
 	STR(m->cgroup);
 	ADD("}\n");
 #undef ADD

@@ -24,7 +24,7 @@ struct coredam_core_meta {
 	const char *compression;	/* "none" or "zstd" */
 	bool truncated;			/* cut at RLIMIT_CORE */
 	uint64_t rlimit;		/* UINT64_MAX = unlimited */
-	int dumpable;
+	int dumpable;			/* < 0: unknown (no %d), written as null */
 	uint64_t ticket;
 	uint64_t waited_ms;
 	uint64_t arrived_usec, admitted_usec, done_usec;	/* CLOCK_MONOTONIC */

@@ -29,7 +29,7 @@ static int parse_int_arg(const char *s, uint64_t max, uint64_t *ret)
 
 int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_args *ret)
 {
-	struct coredam_pipe_args a = { .dumpable = 1, .rlimit = UINT64_MAX };
+	struct coredam_pipe_args a = { .dumpable = COREDAM_DUMPABLE_UNKNOWN, .rlimit = UINT64_MAX };
 	uint64_t v;
 	size_t o = 0;
 	int r;
@@ -83,7 +83,7 @@ int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_arg
 
 void coredam_pipe_files(const struct coredam_pipe_args *a, struct coredam_pipe_files *ret)
 {
-	bool user = a->dumpable != 2;
+	bool user = a->dumpable == 1;	/* never on a guess: see COREDAM_DUMPABLE_UNKNOWN */
 
 	*ret = (struct coredam_pipe_files){
 		.chown_core = user,

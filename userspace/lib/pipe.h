@@ -42,6 +42,14 @@
  */
 #define COREDAM_PIPE_SPECIFIERS "%P %u %g %s %t %c %d %e"
 
+/*
+ * No %d in core_pattern: the helper cannot tell a setuid process's dump
+ * (suid_dumpable=2) from an ordinary one, so it treats it as the former:
+ * giving a setuid program's memory to the user who crashed it is the
+ * CVE-2022-4415 class of bug.
+ */
+#define COREDAM_DUMPABLE_UNKNOWN (-1)
+
 struct coredam_pipe_args {
 	char dir[PATH_MAX];
 	pid_t pid;		/* %P: in the initial pid namespace */
@@ -51,7 +59,7 @@ struct coredam_pipe_args {
 	uint64_t time;		/* %t: seconds since the epoch */
 	uint64_t rlimit;	/* %c: RLIMIT_CORE soft limit; UINT64_MAX = unlimited */
 	bool have_rlimit;
-	int dumpable;		/* %d: 1 or 2 (suid_dumpable=2); 1 if absent */
+	int dumpable;		/* %d: 0, 1 or 2 (suid_dumpable=2); COREDAM_DUMPABLE_UNKNOWN if absent */
 	char comm[64];		/* %e as given (untrusted, never used in a path) */
 };
 
@@ -60,12 +68,13 @@ int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_arg
 
 /*
  * Owner and modes of what the helper stores for a crash. The core goes to
- * the crashed user (%u:%g), 0600, as the kernel gives a file-mode core;
- * for suid_dumpable=2 it stays root's, 0400. The metadata beside it is
+ * the crashed user (%u:%g), 0600, as the kernel gives a file-mode core,
+ * only when %d says 1; otherwise (suid_dumpable=2, or %d not passed) it
+ * stays root's, 0400. The metadata beside it is
  * root's (the helper creates it as root) and never world-readable: it
  * names the process, its uid and its cgroup, and other users must not
  * learn of every crash, root's included. 0640 for ordinary dumps, 0600
- * for suid_dumpable=2.
+ * for the others.
  */
 struct coredam_pipe_files {
 	bool chown_core;	/* give the core to %u:%g */

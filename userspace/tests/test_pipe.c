@@ -35,7 +35,7 @@ TEST(pipe_args)
 	CHECK_STREQ(a.comm, "my prog");	/* split %e joined back */
 
 	CHECK(coredam_pipe_args_parse(ELEMENTSOF(min), min, &a) == 0);
-	CHECK(!a.have_rlimit && a.dumpable == 1 && a.comm[0] == '\0');
+	CHECK(!a.have_rlimit && a.dumpable == COREDAM_DUMPABLE_UNKNOWN && a.comm[0] == '\0');
 	CHECK(coredam_pipe_args_parse(ELEMENTSOF(bad_pid), bad_pid, &a) == -EINVAL);
 	CHECK(coredam_pipe_args_parse(ELEMENTSOF(rel), rel, &a) == -EINVAL);
 	CHECK(coredam_pipe_args_parse(ELEMENTSOF(bad_dump), bad_dump, &a) == -EINVAL);
@@ -507,6 +507,40 @@ TEST(pipe_config_keys)
  * regular file of its owner's, writable by no one else, in directories no
  * one else can write.
  */
+/*
+ * A core_pattern without %d made the helper assume dumpable=1: the core of
+ * a setuid program (suid_dumpable=2) went to the user who crashed it, with
+ * the program's secrets (the CVE-2022-4415 class). Unknown is now root's.
+ */
+TEST(pipe_no_dumpable_is_not_the_users)
+{
+	char *no_d[] = { "/d", "7", "1000", "100", "6", "1", "0" };
+	char *one[] = { "/d", "7", "1000", "100", "6", "1", "0", "1" };
+	struct coredam_pipe_args a;
+	struct coredam_pipe_files f;
+	struct coredam_core_meta m = { .core = "c", .comm = "x", .compression = "none" };
+	char buf[2048];
+
+	CHECK(coredam_pipe_args_parse(ELEMENTSOF(no_d), no_d, &a) == 0);
+	CHECK_EQ_INT(a.dumpable, COREDAM_DUMPABLE_UNKNOWN);
+	coredam_pipe_files(&a, &f);
+	CHECK(!f.chown_core);
+	CHECK_EQ_INT(f.core_mode, 0400);
+	CHECK_EQ_INT(f.meta_mode, 0600);
+	m.dumpable = a.dumpable;
+	CHECK(coredam_meta_format(&m, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"dumpable\": null") != NULL);
+
+	CHECK(coredam_pipe_args_parse(ELEMENTSOF(one), one, &a) == 0);
+	CHECK_EQ_INT(a.dumpable, 1);
+	coredam_pipe_files(&a, &f);
+	CHECK(f.chown_core);
+	CHECK_EQ_INT(f.core_mode, 0600);
+	a.dumpable = 0;	/* not dumpable to the user either */
+	coredam_pipe_files(&a, &f);
+	CHECK(!f.chown_core);
+}
+
 TEST(pipe_helper_checked)
 {
 	uid_t me = getuid();
