@@ -32,7 +32,7 @@ enum {
 	EXIT_STORED = 0,
 	EXIT_FAILED = 1,	/* admitted, the write failed: no core (or a partial one removed) */
 	EXIT_USAGE = 2,
-	EXIT_DROPPED = 3,	/* queue full, wait timeout, or stopped while waiting */
+	EXIT_DROPPED = 3,	/* queue full or unusable, wait timeout, or stopped while waiting */
 	EXIT_RLIMIT = 4,	/* RLIMIT_CORE of the crashed process disables dumping */
 	EXIT_DEST = 5,		/* the destination directory failed its checks */
 };
@@ -86,8 +86,8 @@ static void help(FILE *f)
 		"      --check            check DIR as a destination and exit\n"
 		"  -h, --help             this help\n"
 		"      --version          version\n\n"
-		"Exit codes: 0 stored, 1 write failed, 2 usage, 3 dropped (queue full, wait timeout,\n"
-		"stopped), 4 RLIMIT_CORE disables dumping, 5 destination failed its checks.\n",
+		"Exit codes: 0 stored, 1 write failed, 2 usage, 3 dropped (queue full or unusable, wait\n"
+		"timeout, stopped), 4 RLIMIT_CORE disables dumping, 5 destination failed its checks.\n",
 		COREDAM_PIPE_SPECIFIERS);
 }
 
@@ -323,7 +323,7 @@ int main(int argc, char **argv)
 	char config[PATH_MAX] = "", dropins[PATH_MAX] = "", why[PATH_MAX + 256], cg[PATH_MAX] = "";
 	char final[NAME_MAX + 1] = "";
 	const char *config_dir = NULL;
-	bool decompress = false, check = false, queued = false;
+	bool decompress = false, check = false;
 	_cleanup_close_ int dirfd = -1;
 	int c, r, stop_fd, ret;
 	uint32_t ahead = 0;
@@ -445,17 +445,21 @@ int main(int argc, char **argv)
 	stop_fd = setup_stop_fd();
 	r = coredam_pipe_queue_open(roots.state, &q);
 	if (r >= 0)
-		r = coredam_pipe_enqueue(&q, a.pid, &ahead);
-	if (r >= 0) {
-		queued = true;
+		r = coredam_pipe_enqueue(&q, a.pid, &fallback, &ahead);
+	if (r > 0) {
 		m.ticket = q.ticket;
 		r = coredam_pipe_wait(&q, &fallback, stop_fd, &wr, &waited);
+	} else if (r == 0) {
+		wr = COREDAM_PIPE_FULL;
 	}
 	if (r < 0) {
-		/* no queue: keeping the core is worth more than the budget */
-		logmsg(LOG_WARNING, "core of pid %d: the queue in %s/pipe is unusable (%s): writing without a slot",
-		       (int)a.pid, roots.state, strerror(-r));
-		wr = COREDAM_PIPE_ADMIT;
+		/* no slot, no write: a dump let past the queue breaks the budget for every other */
+		logmsg(LOG_ERR, "core of pid %d (uid %u, signal %d) dropped: the queue in %s/pipe is unusable: %s",
+		       (int)a.pid, (unsigned)a.uid, a.signal, roots.state, strerror(-r));
+		out.what[out.n++] = COREDAM_PIPE_SKIPPED_ERROR;
+		count_outcome(roots.state, &out);
+		coredam_pipe_release(&q);
+		return EXIT_DROPPED;
 	}
 	m.waited_ms = waited / 1000;
 	if (wr != COREDAM_PIPE_ADMIT) {
@@ -484,8 +488,7 @@ int main(int argc, char **argv)
 		coredam_pipe_release(&q);
 		return EXIT_DROPPED;
 	}
-	if (queued)
-		coredam_pipe_mark_writing(&q);
+	(void)coredam_pipe_mark_writing(&q);	/* only the gauges read the letter; the ticket holds the slot */
 	m.admitted_usec = now_usec(CLOCK_MONOTONIC);
 	count(roots.state, COREDAM_PIPE_ADMITTED, 1);
 

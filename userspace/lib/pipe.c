@@ -593,17 +593,41 @@ static int scan(int dirfd, uint64_t mine, bool reap, uint32_t *ret_older, uint32
 	return 0;
 }
 
-int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uint32_t *ret_ahead)
+/* The budget in force: coredamd's when published and valid, else @fallback. */
+static struct coredam_pipe_budget budget_now(int dirfd, const struct coredam_pipe_budget *fallback)
+{
+	struct coredam_pipe_budget b;
+
+	if (budget_read_at(dirfd, &b) < 0)
+		b = *fallback;
+	return b;
+}
+
+int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, const struct coredam_pipe_budget *fallback,
+			 uint32_t *ret_ahead)
 {
 	_cleanup_close_ int lfd = -1, efd = -1;
 	_cleanup_free_ char *s = NULL;
+	struct coredam_pipe_budget b;
 	uint64_t t = 0;
+	uint32_t live;
 	char buf[32], name[32];
 	int r;
 
 	r = lock_dir(q->dirfd, LOCK_EX, &lfd);
 	if (r < 0)
 		return r;
+	/* the cap first, under the lock: a dump beyond it costs no ticket and no inotify instance */
+	b = budget_now(q->dirfd, fallback);
+	if (b.concurrency && b.waiting) {
+		r = scan(q->dirfd, UINT64_MAX, true, &live, NULL, NULL);
+		if (r < 0)
+			return r;
+		if ((uint64_t)live >= (uint64_t)b.concurrency + b.waiting) {
+			*ret_ahead = live;
+			return 0;
+		}
+	}
 	r = read_file_at(q->dirfd, TICKET_FILE, 64, &s);
 	if (r >= 0) {
 		if (parse_u64(strstrip(s), &t) < 0)
@@ -647,7 +671,7 @@ int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uint32_t *ret_
 		coredam_pipe_release(q);
 		return r;
 	}
-	return 0;
+	return 1;
 }
 
 int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret)
@@ -722,74 +746,93 @@ static bool drain(int fd)
 	return relevant;
 }
 
+int (*coredam_pipe_inotify_init1)(int flags) = inotify_init1;
+
+/* Watch the queue directory for what drain() looks at. */
+static int watch_open(const char *path, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+
+	fd = coredam_pipe_inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (inotify_add_watch(fd, path, IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR) < 0)
+		return -errno;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+static void set_result(enum coredam_pipe_wait_result w, uint64_t start, enum coredam_pipe_wait_result *ret,
+		       uint64_t *ret_waited_usec)
+{
+	*ret = w;
+	*ret_waited_usec = now_usec(CLOCK_MONOTONIC) - start;
+}
+
+/*
+ * Only the first `concurrency` waiters, the ones a release can admit, hold
+ * an inotify watch; a storm then holds a handful of root's inotify
+ * instances (fs.inotify.max_user_instances), not one per dump. A waiter
+ * further back, or one that cannot get a watch (EMFILE, ENOSPC, ENOMEM),
+ * counts again every COREDAM_PIPE_POLL_MSEC: it cannot be admitted before
+ * those ahead of it move, so the interval only delays its turn to watch.
+ * No error of inotify lets a dump write without a slot.
+ */
 int coredam_pipe_wait(struct coredam_pipe_queue *q, const struct coredam_pipe_budget *fallback, int stop_fd,
 		      enum coredam_pipe_wait_result *ret, uint64_t *ret_waited_usec)
 {
 	_cleanup_close_ int ifd = -1;
 	uint64_t start = now_usec(CLOCK_MONOTONIC);
-	bool first = true;
 	int r;
 
-	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (ifd < 0)
-		return -errno;
-	/* watch first, then count: no release can fall between the two */
-	if (inotify_add_watch(ifd, q->path, IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR) < 0)
-		return -errno;
 	for (;;) {
-		struct coredam_pipe_budget b;
+		struct coredam_pipe_budget b = budget_now(q->dirfd, fallback);
 		struct pollfd p[2];
-		uint64_t now, waited, deadline_left = 0;
+		uint64_t waited, limit = UINT64_MAX;
 		uint32_t ahead;
-		int n = 0, timeout = -1;
+		int n = 0, timeout;
 
-		if (budget_read_at(q->dirfd, &b) < 0)
-			b = *fallback;
 		r = coredam_pipe_ahead(q, &ahead);
 		if (r < 0)
 			return r;
-		now = now_usec(CLOCK_MONOTONIC);
-		waited = now - start;
+		waited = now_usec(CLOCK_MONOTONIC) - start;
 		if (b.concurrency == 0 || ahead < b.concurrency) {
-			*ret = COREDAM_PIPE_ADMIT;
-			*ret_waited_usec = waited;
+			set_result(COREDAM_PIPE_ADMIT, start, ret, ret_waited_usec);
 			return 0;
 		}
-		/* on arrival only: the dumps already waiting ahead of us, against the cap */
-		if (first && b.waiting && ahead - b.concurrency >= b.waiting) {
-			*ret = COREDAM_PIPE_FULL;
-			*ret_waited_usec = waited;
-			return 0;
-		}
-		first = false;
 		if (b.timeout_ms) {
-			uint64_t limit = (uint64_t)b.timeout_ms * 1000;
-
+			limit = (uint64_t)b.timeout_ms * 1000;
 			if (waited >= limit) {
-				*ret = COREDAM_PIPE_TIMEOUT;
-				*ret_waited_usec = waited;
+				set_result(COREDAM_PIPE_TIMEOUT, start, ret, ret_waited_usec);
 				return 0;
 			}
-			deadline_left = limit - waited;
-			timeout = (int)MIN((deadline_left + 999) / 1000, (uint64_t)INT32_MAX);
 		}
-		p[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
+		if (ahead - b.concurrency < b.concurrency) {
+			/* watch first, then count again: no release can fall between the two */
+			if (ifd < 0 && watch_open(q->path, &ifd) == 0)
+				continue;
+		} else if (ifd >= 0) {
+			close(ifd);	/* the budget shrank: leave the watch to those ahead */
+			ifd = -1;
+		}
+		timeout = limit == UINT64_MAX ? -1 : (int)MIN((limit - waited + 999) / 1000, (uint64_t)INT32_MAX);
+		if (ifd < 0 && (timeout < 0 || timeout > COREDAM_PIPE_POLL_MSEC))
+			timeout = COREDAM_PIPE_POLL_MSEC;
 		if (stop_fd >= 0)
 			p[n++] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
+		if (ifd >= 0)
+			p[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
 		for (;;) {
 			r = poll(p, n, timeout);
 			if (r < 0 && errno != EINTR)
 				return -errno;
-			if (n > 1 && (p[1].revents & POLLIN)) {
-				*ret = COREDAM_PIPE_INTERRUPTED;
-				*ret_waited_usec = now_usec(CLOCK_MONOTONIC) - start;
+			if (stop_fd >= 0 && (p[0].revents & POLLIN)) {
+				set_result(COREDAM_PIPE_INTERRUPTED, start, ret, ret_waited_usec);
 				return 0;
 			}
-			if (r <= 0 || drain(ifd))
+			if (r <= 0 || ifd < 0 || drain(ifd))
 				break;	/* timed out, or something that can change our place */
-			if (b.timeout_ms) {
-				uint64_t limit = (uint64_t)b.timeout_ms * 1000;
-
+			if (limit != UINT64_MAX) {
 				waited = now_usec(CLOCK_MONOTONIC) - start;
 				if (waited >= limit)
 					break;

@@ -19,9 +19,11 @@
  *
  * A helper may write when fewer than `concurrency` live tickets are older
  * than its own, so slots go in ticket (arrival) order whatever order the
- * writers finish in. Waiters sleep in poll() on an inotify watch of the
- * directory (a ticket file deleted or closed after writing, the budget
- * replaced), never in a sleep loop.
+ * writers finish in. The first `concurrency` waiters sleep in poll() on an
+ * inotify watch of the directory (a ticket file deleted or closed after
+ * writing, the budget replaced); waiters further back, or without inotify,
+ * count again at a fixed interval. Whatever fails, no helper writes
+ * without a slot.
  */
 #ifndef COREDAM_PIPE_H
 #define COREDAM_PIPE_H
@@ -128,7 +130,7 @@ enum {
 	COREDAM_PIPE_SKIPPED_TIMEOUT,	/* no slot within the wait timeout */
 	COREDAM_PIPE_SKIPPED_KILLED,	/* the helper was told to stop while waiting */
 	COREDAM_PIPE_SKIPPED_RLIMIT,	/* RLIMIT_CORE below a page: dumping disabled */
-	COREDAM_PIPE_SKIPPED_ERROR,	/* no valid destination, state dir unusable */
+	COREDAM_PIPE_SKIPPED_ERROR,	/* no valid destination, state dir or queue unusable */
 	COREDAM_PIPE_UNCHARGED,		/* could not join the dump cgroup (still written) */
 	COREDAM_PIPE_TRUNCATED,		/* completed, but cut at RLIMIT_CORE (stored as .incomplete) */
 	COREDAM_PIPE_BYTES,		/* core bytes read from the kernel */
@@ -187,8 +189,15 @@ struct coredam_pipe_queue {
 /* Open (create) <state>/pipe. */
 int coredam_pipe_queue_open(const char *state_dir, struct coredam_pipe_queue *q);
 
-/* Draw a ticket; *ret_ahead = live tickets older than it. */
-int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uint32_t *ret_ahead);
+/*
+ * Draw a ticket, unless the queue is at its cap: the budget (as
+ * coredam_pipe_wait() reads it) has a concurrency and a waiting cap and at
+ * least concurrency + waiting tickets are live. Returns 1 with a ticket and
+ * *ret_ahead the live tickets older than it; 0 when full, with nothing
+ * created and *ret_ahead the live tickets; < 0 on error, with no ticket.
+ */
+int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, const struct coredam_pipe_budget *fallback,
+			 uint32_t *ret_ahead);
 
 /* Live tickets older than ours (dead ones are removed on the way). */
 int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret);
@@ -198,7 +207,7 @@ int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint3
 
 enum coredam_pipe_wait_result {
 	COREDAM_PIPE_ADMIT,
-	COREDAM_PIPE_FULL,
+	COREDAM_PIPE_FULL,		/* from coredam_pipe_enqueue() returning 0 */
 	COREDAM_PIPE_TIMEOUT,
 	COREDAM_PIPE_INTERRUPTED,
 };
@@ -208,9 +217,19 @@ enum coredam_pipe_wait_result {
  * wake-up (from <state>/pipe/budget if present, else @fallback). @stop_fd
  * (-1 for none) readable ends the wait with COREDAM_PIPE_INTERRUPTED (a
  * signalfd in the helper). @ret_waited_usec is set in every outcome.
+ * The first `concurrency` waiters sleep on an inotify watch; the others,
+ * and any waiter inotify refuses, count again every COREDAM_PIPE_POLL_MSEC.
+ * < 0 means the queue could not be read: the caller has no slot.
  */
+#define COREDAM_PIPE_POLL_MSEC 200
 int coredam_pipe_wait(struct coredam_pipe_queue *q, const struct coredam_pipe_budget *fallback, int stop_fd,
 		      enum coredam_pipe_wait_result *ret, uint64_t *ret_waited_usec);
+
+/*
+ * inotify_init1(), a seam for tests: replaced by a function failing with
+ * EMFILE it stands for root's inotify instances used up.
+ */
+extern int (*coredam_pipe_inotify_init1)(int flags);
 
 /* Mark our ticket as writing. */
 int coredam_pipe_mark_writing(struct coredam_pipe_queue *q);

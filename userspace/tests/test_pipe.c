@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* coredam-pipe's library: arguments, destination, queue, counters, writer, metadata. */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -209,8 +212,8 @@ TEST(pipe_queue_arrival_order)
 	CHECK(coredam_pipe_queue_open(state, &a) == 0);
 	CHECK(coredam_pipe_queue_open(state, &b) == 0);
 	CHECK(coredam_pipe_queue_open(state, &c) == 0);
-	CHECK(coredam_pipe_enqueue(&a, 100, &ahead) == 0 && ahead == 0);
-	CHECK(coredam_pipe_enqueue(&b, 101, &ahead) == 0 && ahead == 1);
+	CHECK(coredam_pipe_enqueue(&a, 100, &one, &ahead) == 1 && ahead == 0);
+	CHECK(coredam_pipe_enqueue(&b, 101, &one, &ahead) == 1 && ahead == 1);
 	CHECK(b.ticket == a.ticket + 1);
 
 	CHECK(coredam_pipe_wait(&a, &one, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
@@ -223,9 +226,9 @@ TEST(pipe_queue_arrival_order)
 	CHECK(waited >= 50000 && waited < 5000000);
 	/* two slots: b goes at once */
 	CHECK(coredam_pipe_wait(&b, &two, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
-	/* one slot and one waiter allowed: c is the second waiter, skipped at once */
-	CHECK(coredam_pipe_enqueue(&c, 102, &ahead) == 0 && ahead == 2);
-	CHECK(coredam_pipe_wait(&c, &cap, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_FULL);
+	/* one slot and one waiter allowed: c is the second waiter, skipped at once, no ticket drawn */
+	CHECK(coredam_pipe_enqueue(&c, 102, &cap, &ahead) == 0 && ahead == 2);
+	CHECK(c.entry_fd < 0);
 	coredam_pipe_release(&c);
 
 	/* the published budget wins over the fallback */
@@ -256,17 +259,123 @@ TEST(pipe_queue_arrival_order)
 	close(c.dirfd);
 }
 
+static unsigned int inotify_calls;
+
+static int inotify_counted(int flags)
+{
+	inotify_calls++;
+	return inotify_init1(flags);
+}
+
+/* root's inotify instances used up (fs.inotify.max_user_instances) */
+static int inotify_emfile(int flags)
+{
+	(void)flags;
+	inotify_calls++;
+	errno = EMFILE;
+	return -1;
+}
+
+static unsigned int count_tickets(const char *rel)
+{
+	DIR *d = opendir(tpath(rel));
+	struct dirent *de;
+	unsigned int n = 0;
+
+	if (!d)
+		return 999;
+	while ((de = readdir(d)))
+		n += strncmp(de->d_name, "q.", 2) == 0;
+	closedir(d);
+	return n;
+}
+
+/* Without inotify a waiter polls for its slot; it never writes without one. */
+TEST(pipe_queue_no_inotify_still_queues)
+{
+	const char *state = tkeep("state");
+	struct coredam_pipe_queue a = COREDAM_PIPE_QUEUE_INIT, b = COREDAM_PIPE_QUEUE_INIT;
+	struct coredam_pipe_budget quick = { 1, 0, 300 }, slow = { 1, 0, 10000 };
+	struct releaser rel = { &a, 400 };
+	enum coredam_pipe_wait_result wr = COREDAM_PIPE_ADMIT;
+	uint64_t waited = 0;
+	uint32_t ahead;
+	pthread_t t;
+
+	coredam_pipe_inotify_init1 = inotify_emfile;
+	inotify_calls = 0;
+	CHECK(coredam_pipe_queue_open(state, &a) == 0);
+	CHECK(coredam_pipe_queue_open(state, &b) == 0);
+	CHECK(coredam_pipe_enqueue(&a, 100, &quick, &ahead) == 1 && ahead == 0);
+	CHECK(coredam_pipe_wait(&a, &quick, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
+	CHECK(coredam_pipe_enqueue(&b, 101, &quick, &ahead) == 1 && ahead == 1);
+	/* a holds the only slot: b is refused its watch, keeps waiting, and times out */
+	CHECK(coredam_pipe_wait(&b, &quick, -1, &wr, &waited) == 0);
+	CHECK_EQ_INT(wr, COREDAM_PIPE_TIMEOUT);
+	CHECK(waited >= 300000 && waited < 5000000);
+	CHECK(inotify_calls > 0);
+	/* a releases after 400 ms: b's next count (every 200 ms) admits it */
+	CHECK(pthread_create(&t, NULL, release_later, &rel) == 0);
+	CHECK(coredam_pipe_wait(&b, &slow, -1, &wr, &waited) == 0);
+	CHECK_EQ_INT(wr, COREDAM_PIPE_ADMIT);
+	CHECK(waited >= 350000 && waited < 5000000);
+	pthread_join(t, NULL);
+	coredam_pipe_release(&b);
+	coredam_pipe_inotify_init1 = inotify_init1;
+	close(a.dirfd);
+	close(b.dirfd);
+}
+
+/* Beyond the cap nothing is taken; behind the next in line, no inotify instance. */
+TEST(pipe_queue_cap_costs_nothing)
+{
+	const char *state = tkeep("state");
+	struct coredam_pipe_queue q[4] = { COREDAM_PIPE_QUEUE_INIT, COREDAM_PIPE_QUEUE_INIT, COREDAM_PIPE_QUEUE_INIT,
+					   COREDAM_PIPE_QUEUE_INIT };
+	struct coredam_pipe_budget b = { 1, 2, 100 };
+	enum coredam_pipe_wait_result wr = COREDAM_PIPE_ADMIT;
+	_cleanup_free_ char *ticket = NULL;
+	uint64_t waited = 0;
+	uint32_t ahead = 0;
+
+	coredam_pipe_inotify_init1 = inotify_counted;
+	for (int i = 0; i < 4; i++)
+		CHECK(coredam_pipe_queue_open(state, &q[i]) == 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(coredam_pipe_enqueue(&q[i], 100 + i, &b, &ahead) == 1 && ahead == (uint32_t)i);
+	/* one writing, two waiting: the fourth is full before a ticket exists */
+	CHECK(coredam_pipe_enqueue(&q[3], 103, &b, &ahead) == 0);
+	CHECK_EQ_INT(ahead, 3);
+	CHECK(q[3].entry_fd < 0);
+	CHECK_EQ_INT(count_tickets("state/pipe"), 3);
+	CHECK(read_file_at(AT_FDCWD, tpath("state/pipe/ticket"), 64, &ticket) >= 0);
+	CHECK_STREQ(ticket, "3\n");
+	/* the second waiter polls: it cannot be admitted before the first waiter */
+	inotify_calls = 0;
+	CHECK(coredam_pipe_wait(&q[2], &b, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_TIMEOUT);
+	CHECK_EQ_INT(inotify_calls, 0);
+	/* the first waiter, next in line, watches */
+	CHECK(coredam_pipe_wait(&q[1], &b, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_TIMEOUT);
+	CHECK_EQ_INT(inotify_calls, 1);
+	coredam_pipe_inotify_init1 = inotify_init1;
+	for (int i = 0; i < 4; i++) {
+		coredam_pipe_release(&q[i]);
+		close(q[i].dirfd);
+	}
+}
+
 TEST(pipe_queue_dead_helper)
 {
 	const char *state = tkeep("state");
 	struct coredam_pipe_queue q = COREDAM_PIPE_QUEUE_INIT;
+	struct coredam_pipe_budget none = { 0, 0, 0 };
 	uint32_t ahead = 99;
 
 	/* a helper that died holding ticket 3: its file is left, its lock gone */
 	mkfile("state/pipe/q.00000000000000000003", "W 77\n");
 	mkfile("state/pipe/ticket", "4\n");
 	CHECK(coredam_pipe_queue_open(state, &q) == 0);
-	CHECK(coredam_pipe_enqueue(&q, 100, &ahead) == 0);
+	CHECK(coredam_pipe_enqueue(&q, 100, &none, &ahead) == 1);
 	CHECK_EQ_INT(ahead, 0);
 	CHECK(q.ticket == 4);
 	CHECK(access(tpath("state/pipe/q.00000000000000000003"), F_OK) < 0);
@@ -278,7 +387,7 @@ TEST(pipe_queue_dead_helper)
 		struct coredam_pipe_queue h = COREDAM_PIPE_QUEUE_INIT;
 
 		CHECK(coredam_pipe_queue_open(state, &h) == 0);
-		CHECK(coredam_pipe_enqueue(&h, 101, &ahead) == 0);
+		CHECK(coredam_pipe_enqueue(&h, 101, &none, &ahead) == 1);
 		CHECK(h.ticket == 1);
 		coredam_pipe_release(&h);
 		close(h.dirfd);
