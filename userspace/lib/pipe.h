@@ -243,12 +243,15 @@ struct coredam_pipe_copy_opts {
 	uint64_t window;	/* write-behind window in bytes; 0 = none (plain buffered writes) */
 	uint64_t limit;		/* stop after this many input bytes; UINT64_MAX = none */
 	int compress_level;	/* 0 = store as is (sparse), > 0 = zstd at this level */
+	void *head;		/* NULL, or keep the input's ELF headers here (see elfcore.h) */
+	size_t head_size;	/* room at @head, at most what is kept */
 };
 
 struct coredam_pipe_copy_result {
 	uint64_t in_bytes;	/* read from the input (up to the limit) */
 	uint64_t out_bytes;	/* file size written */
 	bool truncated;		/* input had more than the limit */
+	size_t head_len;	/* bytes kept at opts.head */
 };
 
 /*
@@ -257,7 +260,8 @@ struct coredam_pipe_copy_result {
  * dirty or under writeback at any time: writeback of each full window is
  * started with sync_file_range(SYNC_FILE_RANGE_WRITE), then the previous
  * window is waited for and dropped from the page cache. The file is
- * fdatasync()ed at the end.
+ * fdatasync()ed at the end. With @o->head, the start of the input is kept
+ * there as far as coredam_elf_head_want() asks, for coredam_elf_core_size().
  */
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret);

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <zstd.h>
 
+#include "elfcore.h"
 #include "pipe.h"
 #include "util.h"
 
@@ -124,6 +125,23 @@ static int wb_finish(struct wb *w, uint64_t size)
 	return 0;
 }
 
+/* Keep the start of the input at o->head while the ELF headers there are not whole. */
+static void keep_head(const struct coredam_pipe_copy_opts *o, const unsigned char *p, size_t len,
+		      struct coredam_pipe_copy_result *res)
+{
+	while (o->head && len > 0) {
+		size_t want = MIN(coredam_elf_head_want(o->head, res->head_len), o->head_size);
+		size_t n = MIN(len, want - MIN(want, res->head_len));
+
+		if (n == 0)
+			return;
+		memcpy((unsigned char *)o->head + res->head_len, p, n);
+		res->head_len += n;
+		p += n;
+		len -= n;
+	}
+}
+
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret)
 {
@@ -175,6 +193,7 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 		}
 		if (n == 0)
 			break;
+		keep_head(o, buf, (size_t)n, &res);
 		res.in_bytes += (uint64_t)n;
 		if (!z) {
 			r = wb_write_sparse(&w, buf, (size_t)n);

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The expected size of an ELF core from the start of its stream. */
+/* The expected size of an ELF core from the start of its stream, and the writer keeping that start. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "elfcore.h"
+#include "pipe.h"
 #include "test.h"
 #include "util.h"
 
@@ -118,4 +121,64 @@ TEST(elfcore_size_unknown)
 	put(buf + 64 + 56 + offsetof(Elf64_Phdr, p_offset), 8, UINT64_MAX - 10, false);
 	CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	CHECK_EQ_INT(size, 42);
+}
+
+/* Copy the first @len bytes of @core through the writer, keeping the head; is it cut short? */
+static int copied_short(const unsigned char *core, size_t len, uint64_t limit, bool *ret_short)
+{
+	_cleanup_free_ void *head = malloc(COREDAM_ELF_HEAD_MAX);
+	struct coredam_pipe_copy_opts o = { .limit = limit, .head = head, .head_size = COREDAM_ELF_HEAD_MAX };
+	struct coredam_pipe_copy_result res = { 0 };
+	uint64_t expected;
+	int in, out, r;
+	FILE *f = fopen(tpath("in"), "w");
+
+	if (!f || !head)
+		return -ENOMEM;
+	fwrite(core, 1, len, f);
+	fclose(f);
+	in = open(tpath("in"), O_RDONLY);
+	(void)unlink(tpath("out"));
+	out = open(tpath("out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	r = coredam_pipe_copy(in, out, &o, &res);
+	close(in);
+	close(out);
+	if (r < 0)
+		return r;
+	if (res.truncated)
+		return *ret_short = false, 1;	/* cut at the limit: not this check's business */
+	r = coredam_elf_core_size(head, res.head_len, &expected);
+	if (r < 0)
+		return r;
+	*ret_short = res.in_bytes < expected;
+	return 0;
+}
+
+TEST(elfcore_stream_cut_short)
+{
+	size_t n = 4096 + 3 * 8192;
+	unsigned char *core = malloc(n + 4096);
+	bool cut = false;
+
+	CHECK(core != NULL);
+	if (!core)
+		return;
+	for (int c = 0; c < 2; c++) {
+		CHECK(make_core(core, n + 4096, c, false, 4) == n);
+		memset(core + 4096, 0xab, n - 4096);	/* the loads' data */
+		CHECK_EQ_INT(copied_short(core, n, UINT64_MAX, &cut), 0);	/* exact: complete */
+		CHECK(!cut);
+		CHECK_EQ_INT(copied_short(core, n + 4096, UINT64_MAX, &cut), 0);	/* longer: fine */
+		CHECK(!cut);
+		CHECK_EQ_INT(copied_short(core, n - 1, UINT64_MAX, &cut), 0);	/* one byte short */
+		CHECK(cut);
+		CHECK_EQ_INT(copied_short(core, 4096 + 100, UINT64_MAX, &cut), 0);	/* killed mid-dump */
+		CHECK(cut);
+		/* RLIMIT_CORE's cut is left to the limit handling */
+		CHECK_EQ_INT(copied_short(core, n, 8192, &cut), 1);
+		CHECK(!cut);
+	}
+	/* the stream ends inside the program headers: unknown, never flagged */
+	CHECK_EQ_INT(copied_short(core, 70, UINT64_MAX, &cut), -ENODATA);
+	free(core);
 }
