@@ -22,6 +22,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "elfcore.h"
 #include "meta.h"
 #include "pipe.h"
 #include "roots.h"
@@ -30,7 +31,8 @@
 /* Exit codes, documented in coredam-pipe(8). */
 enum {
 	EXIT_STORED = 0,
-	EXIT_FAILED = 1,	/* admitted, the write failed: no core (or a partial one removed) */
+	EXIT_FAILED = 1,	/* admitted, the write failed (partial file removed), or the kernel's stream
+				   ended before the core's headers said: kept as .incomplete */
 	EXIT_USAGE = 2,
 	EXIT_DROPPED = 3,	/* queue full or unusable, wait timeout, or stopped while waiting */
 	EXIT_RLIMIT = 4,	/* RLIMIT_CORE of the crashed process disables dumping */
@@ -86,8 +88,9 @@ static void help(FILE *f)
 		"      --check            check DIR as a destination and exit\n"
 		"  -h, --help             this help\n"
 		"      --version          version\n\n"
-		"Exit codes: 0 stored, 1 write failed, 2 usage, 3 dropped (queue full or unusable, wait\n"
-		"timeout, stopped), 4 RLIMIT_CORE disables dumping, 5 destination failed its checks.\n",
+		"Exit codes: 0 stored, 1 write failed or core cut short (kept as .incomplete), 2 usage,\n"
+		"3 dropped (queue full or unusable, wait timeout, stopped), 4 RLIMIT_CORE disables dumping,\n"
+		"5 destination failed its checks.\n",
 		COREDAM_PIPE_SPECIFIERS);
 }
 
@@ -203,17 +206,44 @@ static int setup_stop_fd(void)
 	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* Store the core: temporary file, copy, final mode, rename into place, metadata. */
-static int store(const struct coredam_config *cfg, const struct coredam_pipe_args *a, int dirfd,
-		 struct coredam_core_meta *m, char *final, size_t finalsize, struct coredam_pipe_copy_result *res)
+/*
+ * A core the kernel stopped sending before its program headers' data was
+ * all there: the crashed process was killed (SIGKILL, the OOM killer)
+ * while it dumped. A pipe core has no holes, so a complete one is at least
+ * as long as its headers say. A core cut at RLIMIT_CORE is not this: the
+ * helper stopped reading it. Without readable headers nothing is claimed.
+ */
+static bool cut_short(const struct coredam_pipe_copy_opts *o, const struct coredam_pipe_copy_result *res,
+		      uint64_t *ret_expected)
 {
+	uint64_t expected;
+
+	if (!o->head || res->truncated || coredam_elf_core_size(o->head, res->head_len, &expected) < 0)
+		return false;
+	*ret_expected = expected;
+	return res->in_bytes < expected;
+}
+
+/*
+ * Store the core: temporary file, copy, final mode, rename into place,
+ * metadata. *ret_expected is set, and the core stored as .incomplete, when
+ * the stream ended before its ELF headers said it would.
+ */
+static int store(const struct coredam_config *cfg, const struct coredam_pipe_args *a, int dirfd,
+		 struct coredam_core_meta *m, char *final, size_t finalsize, struct coredam_pipe_copy_result *res,
+		 uint64_t *ret_expected)
+{
+	_cleanup_free_ void *head = malloc(COREDAM_ELF_HEAD_MAX);	/* pages touched only as headers arrive */
 	struct coredam_pipe_copy_opts o = {
 		.window = cfg->writeback_window,
 		.limit = m->rlimit,
 		.compress_level = cfg->pipe_compress ? (int)cfg->pipe_compress_level : 0,
+		.head = head,
+		.head_size = head ? COREDAM_ELF_HEAD_MAX : 0,
 	};
 	struct coredam_pipe_files files;
 	_cleanup_close_ int fd = -1;
+	bool incomplete;
 	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], meta[16384], mname[NAME_MAX + 1];
 	uint64_t t0;
 	int r;
@@ -257,11 +287,12 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 		r = -errno;
 		goto out_unlink;
 	}
+	incomplete = res->truncated || cut_short(&o, res, ret_expected);
 	for (int i = 0;; i++) {
 		if (i == 0)
-			r = xsnprintf(final, finalsize, "%s%s", name, res->truncated ? ".incomplete" : "");
+			r = xsnprintf(final, finalsize, "%s%s", name, incomplete ? ".incomplete" : "");
 		else
-			r = xsnprintf(final, finalsize, "%s.%d%s", name, i, res->truncated ? ".incomplete" : "");
+			r = xsnprintf(final, finalsize, "%s.%d%s", name, i, incomplete ? ".incomplete" : "");
 		if (r < 0)
 			goto out_unlink;
 		if (renameat2(dirfd, tmp, dirfd, final, RENAME_NOREPLACE) == 0)
@@ -276,7 +307,7 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	m->core = final;
 	m->size = res->in_bytes;
 	m->disk_size = res->out_bytes;
-	m->truncated = res->truncated;
+	m->truncated = incomplete;
 	m->done_usec = now_usec(CLOCK_MONOTONIC);
 	r = coredam_meta_format(m, meta, sizeof(meta));
 	if (r >= 0)
@@ -327,7 +358,7 @@ int main(int argc, char **argv)
 	_cleanup_close_ int dirfd = -1;
 	int c, r, stop_fd, ret;
 	uint32_t ahead = 0;
-	uint64_t waited = 0;
+	uint64_t waited = 0, expected = 0;
 
 	log_stderr = fcntl(STDERR_FILENO, F_GETFD) >= 0 && isatty(STDERR_FILENO);
 	sanitize_fds();
@@ -493,11 +524,19 @@ int main(int argc, char **argv)
 	count(roots.state, COREDAM_PIPE_ADMITTED, 1);
 
 	/* 5. write, rename into place, metadata */
-	r = store(&cfg, &a, dirfd, &m, final, sizeof(final), &res);
+	r = store(&cfg, &a, dirfd, &m, final, sizeof(final), &res, &expected);
 	coredam_pipe_release(&q);
 	out.bytes = res.in_bytes;
 	if (r < 0) {
 		out.what[out.n++] = COREDAM_PIPE_FAILED;
+		ret = EXIT_FAILED;
+	} else if (res.in_bytes < expected) {
+		/* kept for what it holds, but no complete core: failed, never completed */
+		out.what[out.n++] = COREDAM_PIPE_FAILED;
+		out.disk = res.out_bytes;
+		logmsg(LOG_ERR,
+		       "core of pid %d (uid %u, signal %d) cut short: the kernel sent %" PRIu64 " of the %" PRIu64 " bytes its ELF headers declare (process killed while dumping?); kept as %s/%s",
+		       (int)a.pid, (unsigned)a.uid, a.signal, res.in_bytes, expected, a.dir, final);
 		ret = EXIT_FAILED;
 	} else {
 		out.what[out.n++] = COREDAM_PIPE_COMPLETED;
