@@ -120,6 +120,23 @@ int coredam_pipe_core_name(const struct coredam_pipe_args *a, bool zstd, char *b
 
 /* ---- destination ---- */
 
+/*
+ * May nobody but @owner (and root, where @root_ok) change the directory
+ * @st? Others may write it only when it is sticky and not @last, the
+ * directory that holds the file itself.
+ */
+static int check_dir_stat(const struct stat *st, const char *shown, uid_t owner, bool root_ok, bool last,
+			  char *why, size_t whysize)
+{
+	if (st->st_uid != owner && !(root_ok && st->st_uid == 0))
+		return snprintf(why, whysize, "%s: owned by uid %u, not %u", shown, (unsigned)st->st_uid,
+				(unsigned)owner), -EPERM;
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX)))
+		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", shown,
+				(unsigned)(st->st_mode & 07777)), -EPERM;
+	return 0;
+}
+
 static int check_dir(int fd, const char *shown, uid_t owner, bool last, char *why, size_t whysize)
 {
 	struct stat st;
@@ -128,13 +145,8 @@ static int check_dir(int fd, const char *shown, uid_t owner, bool last, char *wh
 		return snprintf(why, whysize, "%s: fstat: %s", shown, strerror(errno)), -errno;
 	if (!S_ISDIR(st.st_mode))
 		return snprintf(why, whysize, "%s: not a directory", shown), -ENOTDIR;
-	if (st.st_uid != owner && (last || st.st_uid != 0))
-		return snprintf(why, whysize, "%s: owned by uid %u, not %u", shown, (unsigned)st.st_uid,
-				(unsigned)owner), -EPERM;
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX)))
-		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", shown,
-				(unsigned)(st.st_mode & 07777)), -EPERM;
-	return 0;
+	/* the destination itself is @owner's; its ancestors may be root's */
+	return check_dir_stat(&st, shown, owner, !last, last, why, whysize);
 }
 
 int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysize, int *ret_fd)
@@ -196,13 +208,7 @@ static int check_helper_dir(const char *path, uid_t owner, bool last, char *why,
 
 	if (stat(path, &st) < 0)
 		return snprintf(why, whysize, "%s: %s", path, strerror(errno)), -errno;
-	if (st.st_uid != owner && st.st_uid != 0)
-		return snprintf(why, whysize, "%s: owned by uid %u, not %u", path, (unsigned)st.st_uid,
-				(unsigned)owner), -EPERM;
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX)))
-		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", path,
-				(unsigned)(st.st_mode & 07777)), -EPERM;
-	return 0;
+	return check_dir_stat(&st, path, owner, true, last, why, whysize);
 }
 
 int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t whysize)
