@@ -5,8 +5,8 @@
 #   make kernel-v1  the kernel with series v1 (git revision 3fdf619), for
 #                 the benchmark's v1-* setups
 #   make kernel-debug  the patched kernel with lockdep, kmemleak and friends
-#   make compile-check the series built with cgroups, blk-cgroup, sysctl or
-#                 coredump support switched off
+#   make compile-check the series built with cgroups, the memory controller,
+#                 sysctl or coredump support switched off
 #   make test     everything CI runs: unit tests, kernel builds, VM tests
 #                 (builds and VM tests overlapped: scripts/test-pipeline.sh)
 #   make demo     the crash-storm demo (the main job)
@@ -88,7 +88,7 @@ kernel-debug: deps
 selftests: kernel-patched
 	@$(TIMED) selftests scripts/build-selftests.sh
 
-compile-check: kernel-patched
+compile-check: deps
 	@$(TIMED) compile-check scripts/compile-check.sh
 
 initramfs: all selftests
