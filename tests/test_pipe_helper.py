@@ -274,13 +274,26 @@ mkdir -p /scratch/open && chmod 777 /scratch/open
 echo "%s" > /proc/sys/kernel/core_pattern
 crasher -m 1 || true
 echo "%s" > /proc/sys/kernel/core_pattern
-# an unprivileged crash: the core is the user's (as the kernel makes a file-mode core);
+# an unprivileged crash by nobody, a system account: the core is root's, 0640;
 # the initramfs root may come up 0700, which would keep nobody out of /bin
 chmod 755 /
 su -s /bin/sh -c 'crasher -m 1' nobody || true
 # RLIMIT_CORE 0, which an unprivileged process cannot raise: not stored
 ( ulimit -c 0; su -s /bin/sh -c 'crasher -m 1' nobody ) || true
+# an ordinary user's crash: root's core that this user may read; then a root
+# process that set only its real uid to that user (it still dumps): root's,
+# and the user may not read it
+echo 'u1000:x:1000:1000::/:/bin/sh' >> /etc/passwd
+crasher -u 1000 -m 1 & echo $! > $RESULTS/user.pid; wait $! || true
+crasher -R 1000 -m 1 & echo $! > $RESULTS/ruid.pid; wait $! || true
 i=0; while pidof coredam-pipe >/dev/null && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+for who in user ruid; do
+    c=$(ls /scratch/cores/core.*.$(cat $RESULTS/$who.pid).* | grep -v '[.]json$')
+    stat -c '%%u %%g %%a' "$c" > $RESULTS/$who.stat
+    if su -s /bin/sh -c "cat '$c' > /dev/null" u1000; then echo yes; else echo no; fi > $RESULTS/$who.read
+done
+j=$(grep -l '"uid": 65534,' /scratch/cores/*.json | head -n 1)
+if su -s /bin/sh -c "cat '${j%%.json}' > /dev/null" nobody; then echo yes; else echo no; fi > $RESULTS/nobody.read
 collect
 ls -la /scratch/outside /scratch/open > $RESULTS/others.txt
 # every regular file written since the marker, outside the pseudo filesystems and the job's own dirs
@@ -297,11 +310,21 @@ def test_hostile_names_and_destinations(boot):
     ms = meta(res)
     # ('/' cannot be part of a file name, so a comm cannot hold it: the kernel
     # would print it as '!' anyway) every crasher dumped under its hostile name
-    assert len(ms) == 6, res.text("ls.txt")
-    user = [m for m in ms if m["uid"] == 65534]
-    assert len(user) == 1 and user[0]["comm"] == "crasher", ms
-    assert re.search(r"-rw-------\s+1 nobody\s+\S+\s+\d+ .*%s\n" % re.escape(user[0]["core"]),
+    assert len(ms) == 8, res.text("ls.txt")
+    # cores are root's, never the crashed user's: nobody (a system account)
+    # may not read its own; an ordinary user may, by an ACL, unless the
+    # process only set its real uid to that user's (a root daemon: its
+    # memory stays root's)
+    nobody = [m for m in ms if m["uid"] == 65534]
+    assert len(nobody) == 1 and nobody[0]["comm"] == "crasher", ms
+    assert re.search(r"-rw-r-----\s+1 root\s+root\s+\d+ .*%s\n" % re.escape(nobody[0]["core"]),
                      res.text("ls.txt")), res.text("ls.txt")
+    assert res.text("nobody.read").strip() == "no"
+    assert res.text("user.stat").split() == ["0", "0", "640"], res.text("ls.txt")
+    assert res.text("user.read").strip() == "yes"
+    assert res.text("ruid.stat").split() == ["0", "0", "640"], res.text("ls.txt")
+    assert res.text("ruid.read").strip() == "no"
+    assert sorted(m["uid"] for m in ms if m["uid"] != 0) == [1000, 1000, 65534], ms
     by_comm = {m["comm"]: m["core"] for m in ms}
     assert by_comm["..\nx y"].startswith("core._._x_y."), by_comm
     assert by_comm["..."].startswith("core._..."), by_comm
@@ -319,12 +342,12 @@ def test_hostile_names_and_destinations(boot):
     assert "/scratch/open: writable by group or others" in dmesg
     assert "RLIMIT_CORE is 0 bytes" in dmesg
     st = stats(res)
-    assert st["skipped_error"] == 2 and st["skipped_rlimit"] == 1 and st["completed"] == 6, st
+    assert st["skipped_error"] == 2 and st["skipped_rlimit"] == 1 and st["completed"] == 8, st
 
     # the only new files: the cores and their metadata, and the helper's state
     new = [l for l in res.text("new_scratch.txt").splitlines() if l]
     assert all(l.startswith("/scratch/cores/core.") for l in new), new
-    assert len(new) == 12, new
+    assert len(new) == 16, new
     assert all(l.startswith("/run/coredam/") for l in res.text("new_run.txt").splitlines() if l)
     stray = [l for l in res.text("new_root.txt").splitlines()
              if l and not l.startswith(("/run/coredam/", "/scratch/cores/", "/tmp/"))]

@@ -5,7 +5,7 @@
  * (pattern.h), optionally wait for a start file, then die by a given signal.
  * A ledger it cannot write ends it with status 1 before it crashes.
  *
- *   crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t THREADS] [-T] [-H] [-S GIB] [-u UID]
+ *   crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t THREADS] [-T] [-H] [-S GIB] [-u UID] [-R UID]
  *
  * -w FILE: wait until FILE exists before crashing (to start a storm at once)
  * -r FILE: create FILE once the memory is filled (the process is "ready");
@@ -20,6 +20,9 @@
  * -u UID: drop to UID (real, effective and saved) and exec this program's
  *    file again without -u: a setuid copy then runs with euid 0 again,
  *    as a setuid program started by UID
+ * -R UID: just before crashing, set only the real uid to UID (the
+ *    effective and saved ones stay): a root daemon that did so keeps
+ *    dumping, and its core must not become UID's
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -138,13 +141,13 @@ static void sleep_ms(long ms)
 
 int main(int argc, char **argv)
 {
-	long mb = 16, threads = 1, uid = -1, sparse_gib = 0;
+	long mb = 16, threads = 1, uid = -1, ruid = -1, sparse_gib = 0;
 	bool together = false, huge = false;
 	int sig = SIGSEGV, opt;
 	const char *wait_file = NULL, *ready_file = NULL;
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 
-	while ((opt = getopt(argc, argv, "m:s:w:r:t:THS:u:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:w:r:t:THS:u:R:")) != -1) {
 		switch (opt) {
 		case 'm': mb = strtol(optarg, NULL, 0); break;
 		case 's': sig = (int)strtol(optarg, NULL, 0); break;
@@ -155,8 +158,9 @@ int main(int argc, char **argv)
 		case 'H': huge = true; break;
 		case 'S': sparse_gib = strtol(optarg, NULL, 0); break;
 		case 'u': uid = strtol(optarg, NULL, 0); break;
+		case 'R': ruid = strtol(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t N] [-T] [-H] [-S GIB] [-u UID]\n");
+			fprintf(stderr, "usage: crasher -m MB [-s SIG] [-w FILE] [-r FILE] [-t N] [-T] [-H] [-S GIB] [-u UID] [-R UID]\n");
 			return 2;
 		}
 	}
@@ -221,6 +225,10 @@ int main(int argc, char **argv)
 
 		while (stat(wait_file, &st) != 0)
 			sleep_ms(5);
+	}
+	if (ruid >= 0 && setresuid((uid_t)ruid, (uid_t)-1, (uid_t)-1)) {
+		perror("crasher: -R");
+		return 1;
 	}
 	signal(sig, SIG_DFL);
 	if (together)

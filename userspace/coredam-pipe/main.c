@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -225,6 +226,26 @@ static bool cut_short(const struct coredam_pipe_copy_opts *o, const struct cored
 }
 
 /*
+ * Let the crashed user read its core, by a POSIX ACL, when
+ * coredam_pipe_user_may_read() says so from the notes kept at @head. The
+ * file stays root's and 0640 whatever happens here: a file system without
+ * ACLs leaves the core to root (logged), never to the user.
+ */
+static void grant_read(const struct coredam_pipe_args *a, int fd, const void *head, size_t head_len)
+{
+	struct coredam_core_creds c;
+	unsigned char acl[COREDAM_ACL_USER_READ_SIZE];
+	size_t n;
+
+	if (!head || coredam_elf_core_creds(head, head_len, &c) < 0 || !coredam_pipe_user_may_read(a, &c))
+		return;
+	n = coredam_acl_user_read(a->uid, acl);
+	if (fsetxattr(fd, "system.posix_acl_access", acl, n, 0) < 0)
+		logmsg(LOG_WARNING, "core of pid %d: uid %u may not read it: no ACL on %s (%m); root's only",
+		       (int)a->pid, (unsigned int)a->uid, a->dir);
+}
+
+/*
  * Store the core: temporary file, copy, final mode, rename into place,
  * metadata. *ret_expected is set, and the core stored as .incomplete, when
  * the stream ended before its ELF headers said it would.
@@ -233,13 +254,13 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 		 struct coredam_core_meta *m, char *final, size_t finalsize, struct coredam_pipe_copy_result *res,
 		 uint64_t *ret_expected)
 {
-	_cleanup_free_ void *head = malloc(COREDAM_ELF_HEAD_MAX);	/* pages touched only as headers arrive */
+	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);	/* pages touched only as headers arrive */
 	struct coredam_pipe_copy_opts o = {
 		.window = cfg->writeback_window,
 		.limit = m->rlimit,
 		.compress_level = cfg->pipe_compress ? (int)cfg->pipe_compress_level : 0,
 		.head = head,
-		.head_size = head ? COREDAM_ELF_HEAD_MAX : 0,
+		.head_size = head ? COREDAM_ELF_KEEP_MAX : 0,
 	};
 	struct coredam_pipe_files files;
 	_cleanup_close_ int fd = -1;
@@ -275,18 +296,15 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 		goto out_unlink;
 	}
 	/*
-	 * Ownership as the kernel gives a file-mode core: the crashed user's
-	 * for an ordinary process, root's and 0400 for suid_dumpable=2 and
-	 * when core_pattern does not say (no %d).
+	 * Root's, 0640 for an ordinary process, 0400 for suid_dumpable=2 and
+	 * when core_pattern does not say (no %d); the crashed user may read
+	 * it only if the core's own notes say it ran as that user throughout.
 	 */
-	if (files.chown_core && fchown(fd, a->uid, a->gid) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
 	if (fchmod(fd, files.core_mode) < 0) {
 		r = -errno;
 		goto out_unlink;
 	}
+	grant_read(a, fd, head, res->head_len);
 	incomplete = res->truncated || cut_short(&o, res, ret_expected);
 	for (int i = 0;; i++) {
 		if (i == 0)

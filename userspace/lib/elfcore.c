@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "elfcore.h"
 #include "util.h"
@@ -18,7 +19,7 @@ static uint64_t get(const unsigned char *p, size_t n, bool msb)
 }
 
 struct layout {
-	bool msb;
+	bool msb, is64;
 	size_t ehsize, phentsize;
 	uint64_t phoff, phnum;
 };
@@ -38,6 +39,7 @@ static int read_ehdr(const unsigned char *h, size_t len, struct layout *ret)
 	if (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB)
 		return -EMEDIUMTYPE;
 	is64 = h[EI_CLASS] == ELFCLASS64;
+	l.is64 = is64;
 	l.msb = h[EI_DATA] == ELFDATA2MSB;
 	l.ehsize = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
 	if (len < l.ehsize)
@@ -65,9 +67,32 @@ static int read_ehdr(const unsigned char *h, size_t len, struct layout *ret)
 	return 0;
 }
 
+/* The first PT_NOTE in the (whole) program header table: 0, or -ENOENT. */
+static int first_note(const unsigned char *h, const struct layout *l, uint64_t *ret_off, uint64_t *ret_size)
+{
+	for (uint64_t i = 0; i < l->phnum; i++) {
+		const unsigned char *p = h + l->phoff + i * l->phentsize;
+
+		if (l->is64) {
+			if (get(p + offsetof(Elf64_Phdr, p_type), 4, l->msb) != PT_NOTE)
+				continue;
+			*ret_off = get(p + offsetof(Elf64_Phdr, p_offset), 8, l->msb);
+			*ret_size = get(p + offsetof(Elf64_Phdr, p_filesz), 8, l->msb);
+		} else {
+			if (get(p + offsetof(Elf32_Phdr, p_type), 4, l->msb) != PT_NOTE)
+				continue;
+			*ret_off = get(p + offsetof(Elf32_Phdr, p_offset), 4, l->msb);
+			*ret_size = get(p + offsetof(Elf32_Phdr, p_filesz), 4, l->msb);
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
 size_t coredam_elf_head_want(const void *head, size_t len)
 {
 	const unsigned char *h = head;
+	uint64_t end, off, size;
 	struct layout l;
 	int r;
 
@@ -76,7 +101,14 @@ size_t coredam_elf_head_want(const void *head, size_t len)
 		return len < EI_NIDENT ? EI_NIDENT : sizeof(Elf64_Ehdr);
 	if (r < 0)
 		return len;
-	return MAX(len, (size_t)(l.phoff + l.phnum * l.phentsize));
+	end = l.phoff + l.phnum * l.phentsize;
+	if (len < end)
+		return (size_t)end;
+	/* then the start of the notes, as far as anything is kept */
+	if (first_note(h, &l, &off, &size) < 0 || off >= COREDAM_ELF_KEEP_MAX)
+		return len;
+	end = MIN(off + MIN(size, (uint64_t)COREDAM_ELF_NOTES_MAX), (uint64_t)COREDAM_ELF_KEEP_MAX);
+	return MAX(len, (size_t)end);
 }
 
 int coredam_elf_core_size(const void *head, size_t len, uint64_t *ret_size)
@@ -107,5 +139,118 @@ int coredam_elf_core_size(const void *head, size_t len, uint64_t *ret_size)
 		size = MAX(size, off + filesz);
 	}
 	*ret_size = size;
+	return 0;
+}
+
+/* NT_PRPSINFO's pr_uid and pr_gid, by the layouts Linux writes; false for another. */
+static bool read_psinfo(const unsigned char *d, uint64_t size, const struct layout *l,
+			struct coredam_core_creds *c)
+{
+	/*
+	 * 64-bit: four chars, padding, unsigned long pr_flag, then 32-bit
+	 * ids (136 bytes). 32-bit: four chars, pr_flag, then 16-bit ids
+	 * (x86, arm, m68k, sh and compat tasks: 124 bytes) or 32-bit ones
+	 * (128 bytes).
+	 */
+	if (l->is64 && size == 136) {
+		c->uid = get(d + 16, 4, l->msb);
+		c->gid = get(d + 20, 4, l->msb);
+	} else if (!l->is64 && size == 124) {
+		c->uid = get(d + 8, 2, l->msb);
+		c->gid = get(d + 10, 2, l->msb);
+	} else if (!l->is64 && size == 128) {
+		c->uid = get(d + 8, 4, l->msb);
+		c->gid = get(d + 12, 4, l->msb);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* NT_AUXV: (type, value) pairs of the ELF class's word, to AT_NULL. */
+static bool read_auxv(const unsigned char *d, uint64_t size, const struct layout *l,
+		      struct coredam_core_creds *c)
+{
+	size_t w = l->is64 ? 8 : 4;
+
+	if (size % (2 * w) != 0)
+		return false;
+	for (uint64_t i = 0; i + 2 * w <= size; i += 2 * w) {
+		uint64_t type = get(d + i, w, l->msb), v = get(d + i + w, w, l->msb);
+
+		switch (type) {
+		case AT_NULL:
+			return true;
+		case AT_UID:
+			c->at_uid = v;
+			break;
+		case AT_EUID:
+			c->at_euid = v;
+			break;
+		case AT_GID:
+			c->at_gid = v;
+			break;
+		case AT_EGID:
+			c->at_egid = v;
+			break;
+		case AT_SECURE:
+			c->at_secure = v;
+			break;
+		}
+	}
+	return true;
+}
+
+int coredam_elf_core_creds(const void *head, size_t len, struct coredam_core_creds *ret)
+{
+	const struct coredam_core_creds none = {
+		.uid = COREDAM_ELF_NO_ID, .gid = COREDAM_ELF_NO_ID,
+		.at_uid = COREDAM_ELF_NO_ID, .at_euid = COREDAM_ELF_NO_ID,
+		.at_gid = COREDAM_ELF_NO_ID, .at_egid = COREDAM_ELF_NO_ID,
+		.at_secure = COREDAM_ELF_NO_ID,
+	};
+	struct coredam_core_creds c = none;
+	const unsigned char *h = head;
+	bool psinfo = false, auxv = false;
+	uint64_t off, size, end, pos;
+	struct layout l;
+	int r;
+
+	*ret = none;
+	r = read_ehdr(h, len, &l);
+	if (r < 0)
+		return r;
+	if (l.phoff + l.phnum * l.phentsize > len)
+		return -ENODATA;
+	if (first_note(h, &l, &off, &size) < 0)
+		return -EMEDIUMTYPE;
+	if (off >= len)
+		return -ENODATA;
+	end = size > len - off ? len : off + size;
+	/* each note: namesz, descsz, type, then name and desc, each padded to 4 bytes */
+	for (pos = off; end - pos >= 12 && !(psinfo && auxv);) {
+		uint64_t namesz = get(h + pos, 4, l.msb), descsz = get(h + pos + 4, 4, l.msb);
+		uint64_t type = get(h + pos + 8, 4, l.msb);
+		uint64_t name = pos + 12, desc = name + ((namesz + 3) & ~3ULL);
+		uint64_t next = desc + ((descsz + 3) & ~3ULL);
+
+		if (next > end)
+			break;
+		if (namesz == 5 && memcmp(h + name, "CORE", 5) == 0) {
+			if (type == NT_PRPSINFO && !psinfo) {
+				if (!read_psinfo(h + desc, descsz, &l, &c))
+					return -EMEDIUMTYPE;
+				psinfo = true;
+			} else if (type == NT_AUXV && !auxv) {
+				if (!read_auxv(h + desc, descsz, &l, &c))
+					return -EMEDIUMTYPE;
+				auxv = true;
+			}
+		}
+		pos = next;
+	}
+	if (!psinfo || !auxv)
+		return size > len - off ? -ENODATA : -EMEDIUMTYPE;
+	*ret = c;
 	return 0;
 }

@@ -22,11 +22,23 @@
 #define COREDAM_ELF_HEAD_MAX (64 + 65534 * 56)
 
 /*
- * Pure: how many bytes of the stream's start coredam_elf_core_size() needs
- * to decide, given the @len bytes of @head seen so far: the ELF header
- * first, then the end of the program header table, at most
- * COREDAM_ELF_HEAD_MAX. Returns @len (want no more) once more bytes cannot
- * change the answer.
+ * The most of the first note segment kept besides, for
+ * coredam_elf_core_creds(): the kernel writes the process-wide notes
+ * (NT_PRPSINFO, NT_SIGINFO, NT_AUXV) right after the first thread's
+ * NT_PRSTATUS, within the first few KiB of the segment.
+ */
+#define COREDAM_ELF_NOTES_MAX (64 * 1024)
+
+/* The most of a stream's start coredam_elf_head_want() ever asks for. */
+#define COREDAM_ELF_KEEP_MAX (COREDAM_ELF_HEAD_MAX + COREDAM_ELF_NOTES_MAX)
+
+/*
+ * Pure: how many bytes of the stream's start coredam_elf_core_size() and
+ * coredam_elf_core_creds() need to decide, given the @len bytes of @head
+ * seen so far: the ELF header first, then the end of the program header
+ * table, then the first COREDAM_ELF_NOTES_MAX bytes of the first PT_NOTE
+ * segment; at most COREDAM_ELF_KEEP_MAX. Returns @len (want no more) once
+ * more bytes cannot change the answers.
  */
 size_t coredam_elf_head_want(const void *head, size_t len);
 
@@ -40,5 +52,31 @@ size_t coredam_elf_head_want(const void *head, size_t len);
  * the end of the program header table. Either means: size unknown.
  */
 int coredam_elf_core_size(const void *head, size_t len, uint64_t *ret_size);
+
+/*
+ * Who the crashed process was, from its core's own notes (never from
+ * /proc/PID, which may be another process by the time it is read): the
+ * real uid and gid when it dumped (NT_PRPSINFO) and the ids and AT_SECURE
+ * the kernel gave it at exec (NT_AUXV), each as the process saw them in
+ * its own user namespace. A field the notes do not hold is
+ * COREDAM_ELF_NO_ID.
+ */
+#define COREDAM_ELF_NO_ID UINT64_MAX
+
+struct coredam_core_creds {
+	uint64_t uid, gid;			/* NT_PRPSINFO pr_uid, pr_gid */
+	uint64_t at_uid, at_euid, at_gid, at_egid;	/* NT_AUXV */
+	uint64_t at_secure;
+};
+
+/*
+ * Pure: read the first @len bytes of a core (@head) for the notes above,
+ * in the first PT_NOTE segment as far as @len holds it. Returns 0 when
+ * both NT_PRPSINFO and NT_AUXV were found and read, with every field
+ * either read or COREDAM_ELF_NO_ID; -EMEDIUMTYPE or -ENODATA as
+ * coredam_elf_core_size(), also when either note is missing, malformed or
+ * of a layout this does not know (then *ret is all COREDAM_ELF_NO_ID).
+ */
+int coredam_elf_core_creds(const void *head, size_t len, struct coredam_core_creds *ret);
 
 #endif

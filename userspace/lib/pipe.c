@@ -86,10 +86,49 @@ void coredam_pipe_files(const struct coredam_pipe_args *a, struct coredam_pipe_f
 	bool user = a->dumpable == 1;	/* never on a guess: see COREDAM_DUMPABLE_UNKNOWN */
 
 	*ret = (struct coredam_pipe_files){
-		.chown_core = user,
-		.core_mode = user ? 0600 : 0400,
+		.core_mode = user ? 0640 : 0400,
 		.meta_mode = user ? 0640 : 0600,
 	};
+}
+
+bool coredam_pipe_user_may_read(const struct coredam_pipe_args *a, const struct coredam_core_creds *c)
+{
+	uint64_t uid = a->uid, gid = a->gid;
+
+	if (a->dumpable != 1 || uid < COREDAM_FIRST_USER_UID || uid >= 65534)
+		return false;
+	/* the process ran as this user when it dumped... */
+	if (c->uid != uid || c->gid != gid)
+		return false;
+	/* ...and was started as this user, with no setuid or setgid bit at work */
+	return c->at_uid == uid && c->at_euid == uid && c->at_gid == gid && c->at_egid == gid &&
+	       c->at_secure == 0;
+}
+
+/* One ACL entry as the kernel reads system.posix_acl_access: little-endian. */
+static unsigned char *acl_entry(unsigned char *p, uint16_t tag, uint16_t perm, uint32_t id)
+{
+	p[0] = tag & 0xff, p[1] = tag >> 8;
+	p[2] = perm & 0xff, p[3] = perm >> 8;
+	for (int i = 0; i < 4; i++)
+		p[4 + i] = (id >> (8 * i)) & 0xff;
+	return p + 8;
+}
+
+size_t coredam_acl_user_read(uid_t uid, void *buf)
+{
+	/* <linux/posix_acl_xattr.h>: version 2, then entries sorted by tag */
+	enum { USER_OBJ = 0x01, USER = 0x02, GROUP_OBJ = 0x04, MASK = 0x10, OTHER = 0x20 };
+	const uint32_t undefined = UINT32_MAX;
+	unsigned char *p = buf;
+
+	p[0] = 2, p[1] = p[2] = p[3] = 0;
+	p = acl_entry(p + 4, USER_OBJ, 6, undefined);
+	p = acl_entry(p, USER, 4, (uint32_t)uid);
+	p = acl_entry(p, GROUP_OBJ, 4, undefined);
+	p = acl_entry(p, MASK, 4, undefined);
+	p = acl_entry(p, OTHER, 0, undefined);
+	return (size_t)(p - (unsigned char *)buf);
 }
 
 void coredam_pipe_sanitize(const char *in, char *out, size_t size)

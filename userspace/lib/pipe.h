@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "elfcore.h"
 #include "sysctl.h"
 
 /*
@@ -69,22 +70,46 @@ struct coredam_pipe_args {
 int coredam_pipe_args_parse(int argc, char *const *argv, struct coredam_pipe_args *ret);
 
 /*
- * Owner and modes of what the helper stores for a crash. The core goes to
- * the crashed user (%u:%g), 0600, as the kernel gives a file-mode core,
- * only when %d says 1; otherwise (suid_dumpable=2, or %d not passed) it
- * stays root's, 0400. The metadata beside it is
- * root's (the helper creates it as root) and never world-readable: it
- * names the process, its uid and its cgroup, and other users must not
- * learn of every crash, root's included. 0640 for ordinary dumps, 0600
- * for the others.
+ * Modes of what the helper stores for a crash, all root's (the helper
+ * creates them as root). The core is 0640 when %d says 1 (a read ACL may
+ * add the crashed user: coredam_pipe_user_may_read()), 0400 otherwise
+ * (suid_dumpable=2, or %d not passed). It is never given to %u: a root
+ * process that changed only its real uid would hand its memory to that
+ * user, who would own the file. The metadata beside it never is
+ * world-readable: it names the process, its uid and its cgroup, and other
+ * users must not learn of every crash, root's included. 0640 for ordinary
+ * dumps, 0600 for the others.
  */
 struct coredam_pipe_files {
-	bool chown_core;	/* give the core to %u:%g */
 	mode_t core_mode;
 	mode_t meta_mode;
 };
 
 void coredam_pipe_files(const struct coredam_pipe_args *a, struct coredam_pipe_files *ret);
+
+/* The first uid of an ordinary user (Debian's login.defs: SYS_UID_MAX 999). */
+#define COREDAM_FIRST_USER_UID 1000
+
+/*
+ * Pure: may the crashed user (%u) read its core? As systemd-coredump
+ * decides, with the values from the core's own notes (@c, from
+ * coredam_elf_core_creds()), never from /proc/PID: only when %d says 1,
+ * the process was no setuid or setgid program (AT_SECURE 0, and the uid
+ * and gid it was started with were its effective ones), it still ran as
+ * that uid and gid when it dumped, and %u is an ordinary user's (not root,
+ * not a system account, not nobody). Ids seen in another user namespace
+ * do not match %u, so a core from one stays root's.
+ */
+bool coredam_pipe_user_may_read(const struct coredam_pipe_args *a, const struct coredam_core_creds *c);
+
+/*
+ * The system.posix_acl_access value that adds read access for @uid to a
+ * file of mode 0640: user::rw-, user:@uid:r--, group::r--, mask::r--,
+ * other::---. Written into @buf (at least COREDAM_ACL_USER_READ_SIZE
+ * bytes); returns its size.
+ */
+#define COREDAM_ACL_USER_READ_SIZE (4 + 5 * 8)
+size_t coredam_acl_user_read(uid_t uid, void *buf);
 
 /*
  * Reduce an untrusted name to [A-Za-z0-9._-] (others become '_'), at most

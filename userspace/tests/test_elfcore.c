@@ -182,3 +182,156 @@ TEST(elfcore_stream_cut_short)
 	CHECK_EQ_INT(copied_short(core, 70, UINT64_MAX, &cut), -ENODATA);
 	free(core);
 }
+
+/* Append a note named @name of type @type with @desc; returns the next offset. */
+static size_t put_note(unsigned char *buf, size_t pos, bool msb, const char *name, uint32_t type,
+		       const unsigned char *desc, size_t descsz)
+{
+	size_t namesz = strlen(name) + 1;
+
+	put(buf + pos, 4, namesz, msb);
+	put(buf + pos + 4, 4, descsz, msb);
+	put(buf + pos + 8, 4, type, msb);
+	memcpy(buf + pos + 12, name, namesz);
+	pos += 12 + ((namesz + 3) & ~(size_t)3);
+	memcpy(buf + pos, desc, descsz);
+	return pos + ((descsz + 3) & ~(size_t)3);
+}
+
+struct ids {
+	uint64_t uid, gid, at_uid, at_euid, at_gid, at_egid, secure;
+};
+
+/*
+ * A core whose note segment holds what the kernel writes first: the first
+ * thread's NT_PRSTATUS, a NUL-less "LINUX" note, NT_PRPSINFO (of
+ * @psinfo_size bytes: 136 for 64-bit, 124 or 128 for 32-bit) and NT_AUXV
+ * with @ids. Returns the end of the notes.
+ */
+static size_t make_core_notes(unsigned char *buf, size_t size, bool is64, bool msb, size_t psinfo_size,
+			      const struct ids *ids)
+{
+	size_t eh = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	size_t ph = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	size_t w = is64 ? 8 : 4, pos = eh + 2 * ph, n = 0;
+	unsigned char desc[512] = { 0 };
+	const uint64_t auxv[][2] = {
+		{ AT_PAGESZ, 4096 }, { AT_UID, ids->at_uid }, { AT_EUID, ids->at_euid }, { AT_GID, ids->at_gid },
+		{ AT_EGID, ids->at_egid }, { AT_SECURE, ids->secure }, { AT_NULL, 0 }, { AT_UID, 0 },
+	};
+
+	make_core(buf, size, is64, msb, 2);
+	pos = put_note(buf, pos, msb, "CORE", NT_PRSTATUS, desc, is64 ? 336 : 144);
+	pos = put_note(buf, pos, msb, "LINUX", NT_PRPSINFO, desc, 16);	/* not CORE's: skipped */
+	memset(desc, 0, sizeof(desc));
+	if (psinfo_size == 124) {
+		put(desc + 8, 2, ids->uid, msb);
+		put(desc + 10, 2, ids->gid, msb);
+	} else {
+		put(desc + (is64 ? 16 : 8), 4, ids->uid, msb);
+		put(desc + (is64 ? 20 : 12), 4, ids->gid, msb);
+	}
+	pos = put_note(buf, pos, msb, "CORE", NT_PRPSINFO, desc, psinfo_size);
+	memset(desc, 0, sizeof(desc));
+	/* AT_NULL ends the vector: the AT_UID after it is not read */
+	for (size_t i = 0; i < ELEMENTSOF(auxv); i++, n += 2 * w) {
+		put(desc + n, w, auxv[i][0], msb);
+		put(desc + n + w, w, auxv[i][1], msb);
+	}
+	pos = put_note(buf, pos, msb, "CORE", NT_AUXV, desc, n);
+	if (is64)
+		put(buf + eh + offsetof(Elf64_Phdr, p_filesz), 8, pos - (eh + 2 * ph), msb);
+	else
+		put(buf + eh + offsetof(Elf32_Phdr, p_filesz), 4, pos - (eh + 2 * ph), msb);
+	return pos;
+}
+
+TEST(elfcore_creds_from_notes)
+{
+	static unsigned char buf[4096];
+	const struct ids ids = { 1000, 100, 1000, 1000, 100, 100, 0 };
+	const struct { bool is64, msb; size_t psinfo; } layouts[] = {
+		{ true, false, 136 }, { true, true, 136 }, { false, false, 124 }, { false, false, 128 },
+		{ false, true, 124 },
+	};
+	struct coredam_core_creds c;
+
+	for (size_t i = 0; i < ELEMENTSOF(layouts); i++) {
+		size_t end = make_core_notes(buf, sizeof(buf), layouts[i].is64, layouts[i].msb, layouts[i].psinfo,
+					     &ids);
+		size_t hdrs = coredam_elf_head_want(buf, 64);
+
+		/* the writer keeps the headers, then asks for the notes, then no more */
+		CHECK_EQ_INT(coredam_elf_head_want(buf, hdrs), end);
+		CHECK_EQ_INT(coredam_elf_head_want(buf, end), end);
+		CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), 0);
+		CHECK_EQ_INT(c.uid, 1000);
+		CHECK_EQ_INT(c.gid, 100);
+		CHECK_EQ_INT(c.at_uid, 1000);
+		CHECK_EQ_INT(c.at_euid, 1000);
+		CHECK_EQ_INT(c.at_gid, 100);
+		CHECK_EQ_INT(c.at_egid, 100);
+		CHECK_EQ_INT(c.at_secure, 0);
+		/* one byte short of the auxv note: not known yet */
+		CHECK_EQ_INT(coredam_elf_core_creds(buf, end - 1, &c), -ENODATA);
+		CHECK(c.uid == COREDAM_ELF_NO_ID && c.at_secure == COREDAM_ELF_NO_ID);
+	}
+}
+
+TEST(elfcore_creds_unknown)
+{
+	static unsigned char buf[4096];
+	const struct ids ids = { 1000, 100, 1000, 1000, 100, 100, 0 };
+	struct coredam_core_creds c;
+	size_t end;
+
+	/* a prpsinfo of a size no Linux writes */
+	end = make_core_notes(buf, sizeof(buf), true, false, 128, &ids);
+	CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
+	CHECK(c.uid == COREDAM_ELF_NO_ID);
+	/* no auxv: the note segment ends before it */
+	end = make_core_notes(buf, sizeof(buf), true, false, 136, &ids);
+	put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, end - (64 + 2 * 56) - 100, false);
+	CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
+	/* a note whose size runs past the segment */
+	end = make_core_notes(buf, sizeof(buf), true, false, 136, &ids);
+	put(buf + 64 + 2 * 56 + 4, 4, UINT32_MAX, false);
+	CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
+	/* no note segment at all; not a core */
+	make_core(buf, sizeof(buf), true, false, 2);
+	put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_LOAD, false);
+	CHECK_EQ_INT(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK_EQ_INT(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);
+	CHECK(c.at_uid == COREDAM_ELF_NO_ID);
+}
+
+/* What coredam-pipe decides from the notes the writer kept. */
+TEST(elfcore_creds_through_the_writer)
+{
+	static unsigned char core[8192];
+	const struct ids ids = { 1000, 100, 1000, 0, 100, 100, 1 };	/* a setuid-root program */
+	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);
+	struct coredam_pipe_copy_opts o = { .limit = UINT64_MAX, .head = head, .head_size = COREDAM_ELF_KEEP_MAX };
+	struct coredam_pipe_copy_result res = { 0 };
+	struct coredam_core_creds c;
+	int in, out;
+	FILE *f;
+
+	CHECK(head != NULL);
+	make_core_notes(core, sizeof(core), true, false, 136, &ids);
+	f = fopen(tpath("notes.in"), "w");
+	CHECK(f != NULL);
+	if (!f || !head)
+		return;
+	fwrite(core, 1, sizeof(core), f);
+	fclose(f);
+	in = open(tpath("notes.in"), O_RDONLY);
+	out = open(tpath("notes.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK_EQ_INT(coredam_pipe_copy(in, out, &o, &res), 0);
+	close(in);
+	close(out);
+	CHECK_EQ_INT(coredam_elf_core_creds(head, res.head_len, &c), 0);
+	CHECK_EQ_INT(c.at_euid, 0);
+	CHECK_EQ_INT(c.at_secure, 1);
+}

@@ -7,7 +7,11 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <grp.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "config.h"
@@ -526,12 +530,10 @@ TEST(pipe_meta_not_world_readable)
 	int fd;
 
 	coredam_pipe_files(&a, &f);
-	CHECK(f.chown_core);
-	CHECK_EQ_INT(f.core_mode, 0600);
+	CHECK_EQ_INT(f.core_mode, 0640);
 	CHECK_EQ_INT(f.meta_mode, 0640);
 	a.dumpable = 2;
 	coredam_pipe_files(&a, &f);
-	CHECK(!f.chown_core);
 	CHECK_EQ_INT(f.core_mode, 0400);
 	CHECK_EQ_INT(f.meta_mode, 0600);
 
@@ -633,7 +635,6 @@ TEST(pipe_no_dumpable_is_not_the_users)
 	CHECK(coredam_pipe_args_parse(ELEMENTSOF(no_d), no_d, &a) == 0);
 	CHECK_EQ_INT(a.dumpable, COREDAM_DUMPABLE_UNKNOWN);
 	coredam_pipe_files(&a, &f);
-	CHECK(!f.chown_core);
 	CHECK_EQ_INT(f.core_mode, 0400);
 	CHECK_EQ_INT(f.meta_mode, 0600);
 	m.dumpable = a.dumpable;
@@ -643,11 +644,10 @@ TEST(pipe_no_dumpable_is_not_the_users)
 	CHECK(coredam_pipe_args_parse(ELEMENTSOF(one), one, &a) == 0);
 	CHECK_EQ_INT(a.dumpable, 1);
 	coredam_pipe_files(&a, &f);
-	CHECK(f.chown_core);
-	CHECK_EQ_INT(f.core_mode, 0600);
+	CHECK_EQ_INT(f.core_mode, 0640);
 	a.dumpable = 0;	/* not dumpable to the user either */
 	coredam_pipe_files(&a, &f);
-	CHECK(!f.chown_core);
+	CHECK_EQ_INT(f.core_mode, 0400);
 }
 
 TEST(pipe_helper_checked)
@@ -689,4 +689,108 @@ TEST(pipe_helper_checked)
 	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("top/sub/helper"), me, why, sizeof(why)), -EPERM);
 	chmod(tpath("top"), 01777);
 	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("top/sub/helper"), me, why, sizeof(why)), 0);
+}
+
+/*
+ * The helper gave the core to %u, the real uid: a root process that had
+ * changed only its real uid (or a setuid program under suid_dumpable=1)
+ * handed its memory to that user, who then owned the file. Now the core
+ * stays root's and the user may read it only when the core's notes say
+ * the process ran as that user from exec to dump, with no setuid bit.
+ */
+TEST(pipe_user_may_read_by_the_notes)
+{
+	struct coredam_pipe_args a = { .pid = 1, .uid = 1000, .gid = 100, .dumpable = 1 };
+	const struct coredam_core_creds ok = { 1000, 100, 1000, 1000, 100, 100, 0 };
+	struct coredam_core_creds c = ok;
+
+	CHECK(coredam_pipe_user_may_read(&a, &c));
+	/* root that set only its real uid to 1000: exec'd as root */
+	c.at_uid = c.at_euid = 0;
+	CHECK(!coredam_pipe_user_may_read(&a, &c));
+	/* a setuid or setgid program, by its ids or by AT_SECURE alone */
+	c = ok, c.at_euid = 0;
+	CHECK(!coredam_pipe_user_may_read(&a, &c));
+	c = ok, c.at_egid = 0;
+	CHECK(!coredam_pipe_user_may_read(&a, &c));
+	c = ok, c.at_secure = 1;
+	CHECK(!coredam_pipe_user_may_read(&a, &c));
+	/* another uid or gid at the dump than %u:%g says (another user namespace) */
+	c = ok, c.uid = 0;
+	CHECK(!coredam_pipe_user_may_read(&a, &c));
+	c = ok, c.gid = 0;
+	CHECK(!coredam_pipe_user_may_read(&a, &c));
+	/* notes not read */
+	c = ok, c.at_secure = COREDAM_ELF_NO_ID;
+	CHECK(!coredam_pipe_user_may_read(&a, &c));
+	/* %d other than 1, or unknown */
+	c = ok;
+	for (int d = -1; d <= 2; d++) {
+		a.dumpable = d;
+		CHECK(coredam_pipe_user_may_read(&a, &c) == (d == 1));
+	}
+	/* root, system accounts, nobody */
+	const uid_t never[] = { 0, 1, 999, 65534, 65535, (uid_t)-1 };
+
+	for (size_t i = 0; i < ELEMENTSOF(never); i++) {
+		a = (struct coredam_pipe_args){ .pid = 1, .uid = never[i], .gid = 100, .dumpable = 1 };
+		c = ok, c.uid = c.at_uid = c.at_euid = never[i];
+		CHECK(!coredam_pipe_user_may_read(&a, &c));
+	}
+}
+
+/* open(@name) in @dirfd as @uid:@gid: 0 if it opened, else errno. */
+static int open_as(int dirfd, const char *name, uid_t uid, gid_t gid)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd;
+
+		if (fchdir(dirfd) < 0 || setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			_exit(255);
+		fd = open(name, O_RDONLY);
+		_exit(fd >= 0 ? 0 : errno);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* The ACL gives the user read access and nothing more, and no one else anything. */
+TEST(pipe_acl_user_read)
+{
+	unsigned char acl[COREDAM_ACL_USER_READ_SIZE], got[COREDAM_ACL_USER_READ_SIZE + 8];
+	const unsigned char want[] = {
+		2, 0, 0, 0,
+		0x01, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,	/* user::rw- */
+		0x02, 0, 4, 0, 0xe9, 0x03, 0, 0,	/* user:1001:r-- */
+		0x04, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,	/* group::r-- */
+		0x10, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,	/* mask::r-- */
+		0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,	/* other::--- */
+	};
+	size_t n = coredam_acl_user_read(1001, acl);
+	int dirfd, fd;
+	ssize_t g;
+
+	CHECK_EQ_INT(n, sizeof(want));
+	CHECK(memcmp(acl, want, sizeof(want)) == 0);
+	if (geteuid() != 0)
+		return;	/* the rest needs root, as the helper has */
+	mkdirs("acl");
+	CHECK(chmod(tpath("acl"), 0755) == 0);
+	dirfd = open(tpath("acl"), O_RDONLY | O_DIRECTORY);
+	fd = openat(dirfd, "core", O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0);
+	CHECK(fchmod(fd, 0640) == 0);
+	CHECK(fsetxattr(fd, "system.posix_acl_access", acl, n, 0) == 0);
+	g = fgetxattr(fd, "system.posix_acl_access", got, sizeof(got));
+	CHECK_EQ_INT(g, (ssize_t)n);
+	close(fd);
+	CHECK_EQ_INT(open_as(dirfd, "core", 1001, 1001), 0);
+	CHECK_EQ_INT(open_as(dirfd, "core", 1002, 1002), EACCES);
+	CHECK_EQ_INT(open_as(dirfd, "core", 1002, 0), 0);	/* group root, as 0640 says */
+	close(dirfd);
 }
