@@ -352,3 +352,56 @@ def test_hostile_names_and_destinations(boot):
     stray = [l for l in res.text("new_root.txt").splitlines()
              if l and not l.startswith(("/run/coredam/", "/scratch/cores/", "/tmp/"))]
     assert not stray, stray
+
+
+CAPS_CONF = """\
+[Cgroup]
+Path=/coredump.slice
+[Limits]
+Concurrency=1
+[Pipe]
+CoreSizeMax=64M
+"""
+
+CAPS = LIB + r"""
+mkdir -p /sys/fs/cgroup/coredump.slice
+echo "%s" > /proc/sys/kernel/core_pattern
+chmod 755 /
+# nobody touches one page of a 64 TiB mapping and crashes: the pipe would
+# carry 64 TiB of zeros; su returns once the dump has ended
+t0=$(date +%%s)
+su -s /bin/sh -c 'crasher -m 1 -S 65536' nobody || true
+t1=$(date +%%s)
+echo $((t1 - t0)) > $RESULTS/sparse.secs
+# the one slot is free again for an ordinary core
+crasher -m 8 || true
+wait_cores 2
+collect
+for f in /scratch/cores/core.*; do
+    case $f in *.json|*.incomplete) continue;; esac
+    corecheck $f >> $RESULTS/cores.json || true
+done
+""" % PATTERN
+
+
+def test_size_cap_ends_a_huge_sparse_dump(boot):
+    """Any user could hold a write slot for hours with a sparse mapping:
+    [Pipe] CoreSizeMax= cuts its core (here at 64 MB), the helper closes the
+    pipe, the kernel ends the dump, and the next core gets the slot."""
+    res = boot(CAPS, kernel="stock", files={"coredam.conf": CAPS_CONF}, timeout=600)
+    assert res.rc == 0, res.output
+    ms = meta(res)
+    assert len(ms) == 2, res.text("ls.txt")
+    sparse = [m for m in ms if m["uid"] == 65534]
+    assert len(sparse) == 1, ms
+    assert sparse[0]["truncated"] and sparse[0]["size"] == 64 << 20, sparse
+    assert sparse[0]["core"].endswith(".incomplete"), sparse
+    assert int(res.text("sparse.secs")) < 120, res.text("sparse.secs")
+    plain = [m for m in ms if m["uid"] == 0]
+    assert len(plain) == 1 and not plain[0]["truncated"], ms
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 1 and cores[0]["valid"] and cores[0]["complete"], cores
+    assert cores[0]["pattern_pages"] == 8 * 256, cores
+    st = stats(res)
+    assert st["completed"] == 2 and st["truncated"] == 1, st
+    assert "cut at [Pipe] CoreSizeMax=" in res.text("dmesg.txt"), res.text("dmesg.txt")[-3000:]

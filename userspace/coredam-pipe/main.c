@@ -257,7 +257,8 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);	/* pages touched only as headers arrive */
 	struct coredam_pipe_copy_opts o = {
 		.window = cfg->writeback_window,
-		.limit = m->rlimit,
+		.limit = MIN(m->rlimit, cfg->pipe_size_max ? cfg->pipe_size_max : UINT64_MAX),
+		.deadline_usec = cfg->pipe_time_max_usec ? now_usec(CLOCK_MONOTONIC) + cfg->pipe_time_max_usec : 0,
 		.compress_level = cfg->pipe_compress ? (int)cfg->pipe_compress_level : 0,
 		.head = head,
 		.head_size = head ? COREDAM_ELF_KEEP_MAX : 0,
@@ -561,10 +562,12 @@ int main(int argc, char **argv)
 		if (res.truncated)
 			out.what[out.n++] = COREDAM_PIPE_TRUNCATED;
 		out.disk = res.out_bytes;
-		logmsg(LOG_INFO,
+		logmsg(res.truncated && m.rlimit > res.in_bytes ? LOG_WARNING : LOG_INFO,
 		       "core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
 		       (int)a.pid, (unsigned)a.uid, a.signal, a.dir, final, res.in_bytes,
-		       res.truncated ? " (cut at RLIMIT_CORE)" : "", res.out_bytes, m.waited_ms, m.write_ms);
+		       !res.truncated ? "" : res.timed_out ? " (cut at [Pipe] CoreTimeMax=)"
+				  : m.rlimit > res.in_bytes ? " (cut at [Pipe] CoreSizeMax=)" : " (cut at RLIMIT_CORE)",
+		       res.out_bytes, m.waited_ms, m.write_ms);
 		ret = EXIT_STORED;
 	}
 	count_outcome(roots.state, &out);

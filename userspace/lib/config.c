@@ -77,6 +77,8 @@ static const struct key keys[] = {
 	K("Pipe", "Directory", T_PATH, pipe_directory, "/var/lib/coredam/cores"),
 	K("Pipe", "Compress", T_BOOL, pipe_compress, "no"),
 	K("Pipe", "CompressLevel", T_U32_POS, pipe_compress_level, "3"),
+	K("Pipe", "CoreSizeMax", T_SIZE, pipe_size_max, "32G"),
+	K("Pipe", "CoreTimeMax", T_DURATION, pipe_time_max_usec, "1h"),
 };
 
 const char *coredam_mode_str(enum coredam_mode m)
@@ -720,7 +722,8 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 "PressureTarget=%.1f%%\nPressureWindow=%" PRIu64 "ms\nStep=%s\nBackoff=%.0f%%\n"
 			 "HoldIntervals=%u\nLiftWhenIdle=%s\nPressureCgroups=%s\n\n"
 			 "[Space]\nFreeSpaceFloor=%" PRIu64 " %u%%\nMarkIncomplete=%s\n\n"
-			 "[Pipe]\nSetCorePattern=%s\nProgram=%s\nDirectory=%s\nCompress=%s\nCompressLevel=%u\n",
+			 "[Pipe]\nSetCorePattern=%s\nProgram=%s\nDirectory=%s\nCompress=%s\nCompressLevel=%u\n"
+			 "CoreSizeMax=%" PRIu64 "\nCoreTimeMax=%" PRIu64 "ms\n",
 			 coredam_mode_str(c->mode), c->require_kernel_support ? "yes" : "no",
 			 c->metrics_file, c->control_socket, c->interval_usec / 1000,
 			 c->cgroup, c->memory_high,
@@ -732,5 +735,6 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 c->lift_when_idle ? "yes" : "no", c->pressure_cgroups, c->free_floor_bytes, c->free_floor_percent,
 			 c->mark_incomplete ? "yes" : "no",
 			 c->pipe_set_core_pattern ? "yes" : "no", c->pipe_program, c->pipe_directory,
-			 c->pipe_compress ? "yes" : "no", c->pipe_compress_level);
+			 c->pipe_compress ? "yes" : "no", c->pipe_compress_level, c->pipe_size_max,
+			 c->pipe_time_max_usec / 1000);
 }

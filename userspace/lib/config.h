@@ -63,6 +63,8 @@ struct coredam_config {
 	char pipe_directory[PATH_MAX];	/* where it writes cores */
 	bool pipe_compress;		/* zstd */
 	uint32_t pipe_compress_level;
+	uint64_t pipe_size_max;		/* bytes of one core read at most; 0 = no cap */
+	uint64_t pipe_time_max_usec;	/* time one core is read for at most; 0 = no cap */
 };
 
 struct coredam_config_error {

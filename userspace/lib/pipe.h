@@ -270,12 +270,14 @@ struct coredam_pipe_copy_opts {
 	int compress_level;	/* 0 = store as is (sparse), > 0 = zstd at this level */
 	void *head;		/* NULL, or keep the input's ELF headers here (see elfcore.h) */
 	size_t head_size;	/* room at @head, at most what is kept */
+	uint64_t deadline_usec;	/* CLOCK_MONOTONIC: read no more once it has passed; 0 = none */
 };
 
 struct coredam_pipe_copy_result {
 	uint64_t in_bytes;	/* read from the input (up to the limit) */
 	uint64_t out_bytes;	/* file size written */
-	bool truncated;		/* input had more than the limit */
+	bool truncated;		/* input had more than the limit, or was cut at the deadline */
+	bool timed_out;		/* cut at the deadline */
 	size_t head_len;	/* bytes kept at opts.head */
 };
 
@@ -287,6 +289,9 @@ struct coredam_pipe_copy_result {
  * window is waited for and dropped from the page cache. The file is
  * fdatasync()ed at the end. With @o->head, the start of the input is kept
  * there as far as coredam_elf_head_want() asks, for coredam_elf_core_size().
+ * With @o->deadline_usec, the input is read (polled) no longer: what came
+ * by then is kept, and the copy is truncated and timed out; the kernel, its
+ * pipe closed when the helper exits, ends the dump.
  */
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret);

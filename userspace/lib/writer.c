@@ -11,6 +11,9 @@
  * the cache: at most about two windows are dirty or in flight.
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <time.h>
 #include <zstd.h>
 
 #include "elfcore.h"
@@ -142,6 +145,43 @@ static void keep_head(const struct coredam_pipe_copy_opts *o, const unsigned cha
 	}
 }
 
+/*
+ * read_full() that gives up at @deadline (CLOCK_MONOTONIC): the bytes read
+ * by then, with *ret_timed_out set. A stream that stalls does not hold the
+ * helper past its deadline.
+ */
+static ssize_t read_by(int fd, void *buf, size_t size, uint64_t deadline, bool *ret_timed_out)
+{
+	size_t o = 0;
+
+	while (o < size) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+		ssize_t n;
+		int r;
+
+		if (now >= deadline) {
+			*ret_timed_out = true;
+			break;
+		}
+		r = poll(&p, 1, (int)MIN((deadline - now + 999) / 1000, (uint64_t)INT_MAX));
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0)
+			continue;
+		n = read(fd, (unsigned char *)buf + o, size - o);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		o += (size_t)n;
+	}
+	return (ssize_t)o;
+}
+
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret)
 {
@@ -178,21 +218,33 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 			unsigned char extra;
 
 			/* at the limit: is there more? */
-			n = read_full(infd, &extra, 1);
+			if (o->deadline_usec)
+				n = read_by(infd, &extra, 1, o->deadline_usec, &res.timed_out);
+			else
+				n = read_full(infd, &extra, 1);
 			if (n < 0) {
 				r = (int)n;
 				goto out_free_z;
 			}
-			res.truncated = n > 0;
+			res.truncated = n > 0 || res.timed_out;
 			break;
 		}
-		n = read_full(infd, buf, want);
+		if (res.timed_out) {
+			res.truncated = true;
+			break;
+		}
+		if (o->deadline_usec)
+			n = read_by(infd, buf, want, o->deadline_usec, &res.timed_out);
+		else
+			n = read_full(infd, buf, want);
 		if (n < 0) {
 			r = (int)n;
 			goto out_free_z;
 		}
-		if (n == 0)
+		if (n == 0) {
+			res.truncated = res.timed_out;
 			break;
+		}
 		keep_head(o, buf, (size_t)n, &res);
 		res.in_bytes += (uint64_t)n;
 		if (!z) {

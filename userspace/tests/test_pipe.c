@@ -591,6 +591,13 @@ TEST(pipe_config_keys)
 	CHECK_STREQ(c.pipe_program, "/usr/libexec/coredam/coredam-pipe");
 	CHECK_STREQ(c.pipe_directory, "/var/lib/coredam/cores");
 	CHECK_EQ_INT(c.pipe_compress_level, 3);
+	/* one core is read for at most 32 GiB and one hour: no dump holds a slot for ever */
+	CHECK(c.pipe_size_max == 32ULL << 30);
+	CHECK(c.pipe_time_max_usec == 3600ULL * 1000000);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreSizeMax", "max", err, sizeof(err)) == 0 && c.pipe_size_max == 0);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "0", err, sizeof(err)) == 0 &&
+	      c.pipe_time_max_usec == 0);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "forever", err, sizeof(err)) < 0);
 	CHECK(coredam_config_set(&c, "Pipe", "SetCorePattern", "yes", err, sizeof(err)) == 0 &&
 	      c.pipe_set_core_pattern);
 	CHECK(coredam_config_set(&c, "Pipe", "Directory", "cores", err, sizeof(err)) == -EINVAL);
@@ -793,4 +800,54 @@ TEST(pipe_acl_user_read)
 	CHECK_EQ_INT(open_as(dirfd, "core", 1002, 1002), EACCES);
 	CHECK_EQ_INT(open_as(dirfd, "core", 1002, 0), 0);	/* group root, as 0640 says */
 	close(dirfd);
+}
+
+/*
+ * Any user could hold a slot for hours: a 64 TiB sparse mapping dumps as
+ * 64 TiB of zeros through the pipe. The copy stops at the size cap (the
+ * writer's limit) and at the deadline, even while the stream stalls.
+ */
+TEST(pipe_copy_deadline_and_cap)
+{
+	static unsigned char data[16384];
+	struct coredam_pipe_copy_opts o = { .limit = UINT64_MAX };
+	struct coredam_pipe_copy_result res = { 0 };
+	uint64_t t0;
+	int p[2], out;
+
+	memset(data, 0x5a, sizeof(data));
+	CHECK(pipe(p) == 0);
+	CHECK(write(p[1], data, sizeof(data)) == (ssize_t)sizeof(data));
+	/* the write end stays open: the stream stalls after 16 KiB */
+	out = open(tpath("deadline.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	t0 = now_usec(CLOCK_MONOTONIC);
+	o.deadline_usec = t0 + 300 * 1000;
+	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK(now_usec(CLOCK_MONOTONIC) - t0 >= 300 * 1000);
+	CHECK(now_usec(CLOCK_MONOTONIC) - t0 < 5 * 1000000);
+	CHECK_EQ_INT(res.in_bytes, sizeof(data));
+	CHECK(res.truncated && res.timed_out);
+	close(out);
+
+	/* the cap: 8 KiB of 16, more after it, no deadline reached */
+	CHECK(write(p[1], data, sizeof(data)) == (ssize_t)sizeof(data));
+	out = open(tpath("cap.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	o.limit = 8192;
+	o.deadline_usec = now_usec(CLOCK_MONOTONIC) + 60 * 1000000ULL;
+	res = (struct coredam_pipe_copy_result){ 0 };
+	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_EQ_INT(res.in_bytes, 8192);
+	CHECK(res.truncated && !res.timed_out);
+	close(out);
+
+	/* a stream that ends before the deadline is whole */
+	close(p[1]);
+	out = open(tpath("end.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	o.limit = UINT64_MAX;
+	res = (struct coredam_pipe_copy_result){ 0 };
+	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_EQ_INT(res.in_bytes, sizeof(data) - 8192 - 1);
+	CHECK(!res.truncated && !res.timed_out);
+	close(out);
+	close(p[0]);
 }
