@@ -148,7 +148,7 @@ agent_log
     # a stopped agent leaves the boot-time values: dumps stay queued and moved
     stopped = kv(res.text("knobs.stopped"))
     assert stopped == {"core_cgroup": LEAF, "core_max_concurrency": "2",
-                       "core_max_waiting": "64", "core_wait_timeout_ms": "0",
+                       "core_max_waiting": "64", "core_wait_timeout_ms": "1800000",
                        "core_writeback_window": "1024"}, stopped
     score = [line for line in res.text("security.txt").splitlines() if "Overall exposure" in line]
     print("systemd-analyze security coredamd.service:", score)

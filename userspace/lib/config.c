@@ -57,7 +57,7 @@ static const struct key keys[] = {
 	K("Limits", "ReadIOPS", T_IOPS, read_iops, "max"),
 	K("Limits", "Concurrency", T_U32, concurrency, "2"),
 	K("Limits", "QueueCap", T_U32, queue_cap, "64"),
-	K("Limits", "WaitTimeout", T_DURATION, wait_timeout_usec, "0"),
+	K("Limits", "WaitTimeout", T_DURATION, wait_timeout_usec, "30min"),
 	K("Limits", "WritebackWindow", T_SIZE, writeback_window, "1M"),
 	K("Adaptive", "Floor", T_RATE, floor_bps, "10M"),
 	K("Adaptive", "Ceiling", T_RATE, ceiling_bps, "auto"),

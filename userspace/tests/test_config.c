@@ -16,7 +16,7 @@ TEST(config_defaults)
 	CHECK_EQ_INT(c.read_bps, 0);
 	CHECK_EQ_INT(c.concurrency, 2);
 	CHECK_EQ_INT(c.queue_cap, 64);
-	CHECK_EQ_INT(c.wait_timeout_usec, 0);
+	CHECK(c.wait_timeout_usec == 30ULL * 60 * 1000000);	/* bounded: no dump waits for ever */
 	CHECK_EQ_INT(c.memory_high, 256ULL << 20);
 	CHECK_EQ_INT(c.floor_bps, 10000000);
 	CHECK_EQ_INT(c.ceiling_bps, 0);
