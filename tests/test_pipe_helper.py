@@ -405,3 +405,60 @@ def test_size_cap_ends_a_huge_sparse_dump(boot):
     st = stats(res)
     assert st["completed"] == 2 and st["truncated"] == 1, st
     assert "cut at [Pipe] CoreSizeMax=" in res.text("dmesg.txt"), res.text("dmesg.txt")[-3000:]
+
+
+SPACE_CONF = """\
+[Cgroup]
+Path=/coredump.slice
+[Limits]
+Concurrency=1
+[Space]
+FreeSpaceFloor=100M
+"""
+
+SPACE = LIB + r"""
+mkdir -p /sys/fs/cgroup/coredump.slice
+echo "%s" > /proc/sys/kernel/core_pattern
+# MiB free to unprivileged writers (f_bavail), as the helper reads it
+avail() { df -k /scratch | awk 'NR == 2 { print int($4 / 1024) }'; }
+fill() { dd if=/dev/zero of=/scratch/$1 bs=1M count=$2 2>/dev/null; sync; }
+# room for it: whole
+crasher -m 32 & echo $! > $RESULTS/whole.pid; wait $! || true
+wait_cores 1
+# 40 MB above the floor: a 64 MB core is cut where it crosses the floor
+fill fill1 $(( $(avail) - 140 ))
+avail > $RESULTS/avail.cut
+crasher -m 64 & echo $! > $RESULTS/cut.pid; wait $! || true
+wait_cores 2
+avail > $RESULTS/avail.after
+# below the floor: not stored at all
+fill fill2 $(( $(avail) - 60 ))
+avail > $RESULTS/avail.below
+crasher -m 8 & echo $! > $RESULTS/below.pid; wait $! || true
+i=0; while pidof coredam-pipe >/dev/null && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+collect
+""" % PATTERN
+
+
+def test_helper_keeps_the_free_space_floor(boot):
+    """The helper writes as root, past the root reservation: below
+    [Space] FreeSpaceFloor= it now stores nothing, and a core that would
+    cross the floor is cut where it does, kept as .incomplete."""
+    res = boot(SPACE, kernel="stock", files={"coredam.conf": SPACE_CONF}, disk_mb=400, timeout=600)
+    assert res.rc == 0, res.output
+    by_pid = {m["pid"]: m for m in meta(res)}
+    whole, cut, below = (int(res.text(f"{n}.pid")) for n in ("whole", "cut", "below"))
+    assert not by_pid[whole]["truncated"] and by_pid[whole]["size"] > 32 << 20, by_pid
+    assert 130 <= int(res.text("avail.cut")) <= 150, res.text("avail.cut")
+    c = by_pid[cut]
+    assert c["truncated"] and c["core"].endswith(".incomplete"), c
+    assert 16 << 20 <= c["size"] < 64 << 20, c
+    # at most one check's worth (16 MiB) past the floor, plus the metadata
+    assert int(res.text("avail.after")) >= 100 - 17, res.text("avail.after")
+    assert int(res.text("avail.below")) < 100, res.text("avail.below")
+    assert below not in by_pid, by_pid
+    st = stats(res)
+    assert st["skipped_space"] == 1 and st["completed"] == 2 and st["truncated"] == 1, st
+    dmesg = res.text("dmesg.txt")
+    assert "cut at the free-space floor" in dmesg, dmesg[-3000:]
+    assert "below its floor of 100 MiB" in dmesg, dmesg[-3000:]

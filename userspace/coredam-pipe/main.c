@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <syslog.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 #include "meta.h"
 #include "pipe.h"
 #include "roots.h"
+#include "space.h"
 #include "util.h"
 
 /* Exit codes, documented in coredam-pipe(8). */
@@ -38,6 +40,7 @@ enum {
 	EXIT_DROPPED = 3,	/* queue full or unusable, wait timeout, or stopped while waiting */
 	EXIT_RLIMIT = 4,	/* RLIMIT_CORE of the crashed process disables dumping */
 	EXIT_DEST = 5,		/* the destination directory failed its checks */
+	EXIT_SPACE = 6,		/* the destination below its free-space floor on arrival */
 };
 
 static bool log_stderr;
@@ -225,6 +228,17 @@ static bool cut_short(const struct coredam_pipe_copy_opts *o, const struct cored
 	return res->in_bytes < expected;
 }
 
+/* The destination's free space against [Space] FreeSpaceFloor=. */
+static int dest_space(const struct coredam_config *cfg, int dirfd, struct coredam_space *ret)
+{
+	struct statvfs st;
+
+	if (fstatvfs(dirfd, &st) < 0)
+		return -errno;
+	coredam_space_eval(cfg, (uint64_t)st.f_bavail * st.f_frsize, (uint64_t)st.f_blocks * st.f_frsize, ret);
+	return 0;
+}
+
 /*
  * Let the crashed user read its core, by a POSIX ACL, when
  * coredam_pipe_user_may_read() says so from the notes kept at @head. The
@@ -251,8 +265,8 @@ static void grant_read(const struct coredam_pipe_args *a, int fd, const void *he
  * the stream ended before its ELF headers said it would.
  */
 static int store(const struct coredam_config *cfg, const struct coredam_pipe_args *a, int dirfd,
-		 struct coredam_core_meta *m, char *final, size_t finalsize, struct coredam_pipe_copy_result *res,
-		 uint64_t *ret_expected)
+		 uint64_t space_floor, struct coredam_core_meta *m, char *final, size_t finalsize,
+		 struct coredam_pipe_copy_result *res, uint64_t *ret_expected)
 {
 	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);	/* pages touched only as headers arrive */
 	struct coredam_pipe_copy_opts o = {
@@ -262,6 +276,8 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 		.compress_level = cfg->pipe_compress ? (int)cfg->pipe_compress_level : 0,
 		.head = head,
 		.head_size = head ? COREDAM_ELF_KEEP_MAX : 0,
+		.space_fd = dirfd,
+		.space_floor = space_floor,
 	};
 	struct coredam_pipe_files files;
 	_cleanup_close_ int fd = -1;
@@ -366,6 +382,7 @@ int main(int argc, char **argv)
 	struct coredam_config cfg;
 	struct coredam_config_error e;
 	struct coredam_pipe_budget fallback;
+	struct coredam_space space = { 0 };
 	struct coredam_core_meta m = { 0 };
 	struct coredam_pipe_copy_result res = { 0 };
 	struct outcome out = { 0 };
@@ -486,6 +503,26 @@ int main(int argc, char **argv)
 		return EXIT_DEST;
 	}
 
+	/*
+	 * 3b. room on it: the helper writes as root, so without this check it
+	 * would eat the root reservation. Below the floor the core is not
+	 * stored at all; the writer checks again as it writes.
+	 */
+	r = dest_space(&cfg, dirfd, &space);
+	if (r < 0 || space.below) {
+		if (r < 0)
+			logmsg(LOG_ERR, "core of pid %d dropped: free space of %s unknown: %s", (int)a.pid, a.dir,
+			       strerror(-r));
+		else
+			logmsg(LOG_WARNING,
+			       "core of pid %d (uid %u, signal %d) dropped: %s has %" PRIu64 " MiB free, below its floor of %" PRIu64 " MiB ([Space] FreeSpaceFloor=)",
+			       (int)a.pid, (unsigned)a.uid, a.signal, a.dir, space.free_bytes >> 20,
+			       space.floor_bytes >> 20);
+		out.what[out.n++] = r < 0 ? COREDAM_PIPE_SKIPPED_ERROR : COREDAM_PIPE_SKIPPED_SPACE;
+		count_outcome(roots.state, &out);
+		return r < 0 ? EXIT_DEST : EXIT_SPACE;
+	}
+
 	/* 4. a slot, in arrival order */
 	fallback = (struct coredam_pipe_budget){
 		.concurrency = cfg.concurrency,
@@ -543,7 +580,7 @@ int main(int argc, char **argv)
 	count(roots.state, COREDAM_PIPE_ADMITTED, 1);
 
 	/* 5. write, rename into place, metadata */
-	r = store(&cfg, &a, dirfd, &m, final, sizeof(final), &res, &expected);
+	r = store(&cfg, &a, dirfd, space.floor_bytes, &m, final, sizeof(final), &res, &expected);
 	coredam_pipe_release(&q);
 	out.bytes = res.in_bytes;
 	if (r < 0) {
@@ -566,6 +603,7 @@ int main(int argc, char **argv)
 		       "core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
 		       (int)a.pid, (unsigned)a.uid, a.signal, a.dir, final, res.in_bytes,
 		       !res.truncated ? "" : res.timed_out ? " (cut at [Pipe] CoreTimeMax=)"
+				  : res.no_space ? " (cut at the free-space floor, [Space] FreeSpaceFloor=)"
 				  : m.rlimit > res.in_bytes ? " (cut at [Pipe] CoreSizeMax=)" : " (cut at RLIMIT_CORE)",
 		       res.out_bytes, m.waited_ms, m.write_ms);
 		ret = EXIT_STORED;

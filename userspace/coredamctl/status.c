@@ -193,8 +193,9 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 			const uint64_t *p = s->pipe.v;
 
 			printf("              helper: not stored: rlimit %" PRIu64 ", destination/state errors %" PRIu64
-			       "; cut at RLIMIT_CORE %" PRIu64 "; %s read, %s on disk\n",
-			       p[COREDAM_PIPE_SKIPPED_RLIMIT], p[COREDAM_PIPE_SKIPPED_ERROR], p[COREDAM_PIPE_TRUNCATED],
+			       ", below the space floor %" PRIu64 "; cut at RLIMIT_CORE or a cap %" PRIu64 "; %s read, %s on disk\n",
+			       p[COREDAM_PIPE_SKIPPED_RLIMIT], p[COREDAM_PIPE_SKIPPED_ERROR], p[COREDAM_PIPE_SKIPPED_SPACE],
+			       p[COREDAM_PIPE_TRUNCATED],
 			       format_size(b1, sizeof(b1), p[COREDAM_PIPE_BYTES]),
 			       format_size(b2, sizeof(b2), p[COREDAM_PIPE_BYTES_DISK]));
 		}

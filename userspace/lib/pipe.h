@@ -156,8 +156,10 @@ enum {
 	COREDAM_PIPE_SKIPPED_KILLED,	/* the helper was told to stop while waiting */
 	COREDAM_PIPE_SKIPPED_RLIMIT,	/* RLIMIT_CORE below a page: dumping disabled */
 	COREDAM_PIPE_SKIPPED_ERROR,	/* no valid destination, state dir or queue unusable */
+	COREDAM_PIPE_SKIPPED_SPACE,	/* the destination below [Space] FreeSpaceFloor= on arrival */
 	COREDAM_PIPE_UNCHARGED,		/* could not join the dump cgroup (still written) */
-	COREDAM_PIPE_TRUNCATED,		/* completed, but cut at RLIMIT_CORE (stored as .incomplete) */
+	COREDAM_PIPE_TRUNCATED,		/* completed, but cut at RLIMIT_CORE, a [Pipe] cap or the
+					   free-space floor (stored as .incomplete) */
 	COREDAM_PIPE_BYTES,		/* core bytes read from the kernel */
 	COREDAM_PIPE_BYTES_DISK,	/* bytes stored (compressed size when compressing) */
 	COREDAM_PIPE_STATS_N,
@@ -271,6 +273,8 @@ struct coredam_pipe_copy_opts {
 	void *head;		/* NULL, or keep the input's ELF headers here (see elfcore.h) */
 	size_t head_size;	/* room at @head, at most what is kept */
 	uint64_t deadline_usec;	/* CLOCK_MONOTONIC: read no more once it has passed; 0 = none */
+	int space_fd;		/* with @space_floor: a file on the destination's file system */
+	uint64_t space_floor;	/* stop once its free space (f_bavail) is below this; 0 = never */
 };
 
 struct coredam_pipe_copy_result {
@@ -278,6 +282,7 @@ struct coredam_pipe_copy_result {
 	uint64_t out_bytes;	/* file size written */
 	bool truncated;		/* input had more than the limit, or was cut at the deadline */
 	bool timed_out;		/* cut at the deadline */
+	bool no_space;		/* cut at the free-space floor */
 	size_t head_len;	/* bytes kept at opts.head */
 };
 
@@ -291,8 +296,12 @@ struct coredam_pipe_copy_result {
  * there as far as coredam_elf_head_want() asks, for coredam_elf_core_size().
  * With @o->deadline_usec, the input is read (polled) no longer: what came
  * by then is kept, and the copy is truncated and timed out; the kernel, its
- * pipe closed when the helper exits, ends the dump.
+ * pipe closed when the helper exits, ends the dump. With @o->space_floor,
+ * the free space of @o->space_fd's file system is checked before every
+ * COREDAM_PIPE_SPACE_EVERY bytes: below the floor the copy stops,
+ * truncated and out of space.
  */
+#define COREDAM_PIPE_SPACE_EVERY (16ULL << 20)
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret);
 

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <zstd.h>
 
@@ -188,6 +189,7 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 	_cleanup_free_ unsigned char *buf = NULL, *zbuf = NULL;
 	struct coredam_pipe_copy_result res = { 0 };
 	struct wb w = { .fd = outfd, .window = o->window };
+	uint64_t space_check = 0;	/* input offset of the next free-space check */
 	ZSTD_CCtx *z = NULL;
 	size_t zsize = 0;
 	int r = 0;
@@ -232,6 +234,19 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 		if (res.timed_out) {
 			res.truncated = true;
 			break;
+		}
+		if (o->space_floor && res.in_bytes >= space_check) {
+			struct statvfs st;
+
+			if (fstatvfs(o->space_fd, &st) < 0) {
+				r = -errno;
+				goto out_free_z;
+			}
+			if ((uint64_t)st.f_bavail * st.f_frsize < o->space_floor) {
+				res.no_space = res.truncated = true;
+				break;
+			}
+			space_check = res.in_bytes + COREDAM_PIPE_SPACE_EVERY;
 		}
 		if (o->deadline_usec)
 			n = read_by(infd, buf, want, o->deadline_usec, &res.timed_out);

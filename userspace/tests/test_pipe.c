@@ -851,3 +851,45 @@ TEST(pipe_copy_deadline_and_cap)
 	close(out);
 	close(p[0]);
 }
+
+/*
+ * Below the free-space floor the helper still wrote one core at a time,
+ * as root, past the root reservation. The writer now checks the
+ * destination's free space as it writes and stops below the floor.
+ */
+TEST(pipe_copy_stops_below_the_floor)
+{
+	static unsigned char data[65536];
+	struct coredam_pipe_copy_opts o = { .limit = UINT64_MAX };
+	struct coredam_pipe_copy_result res = { 0 };
+	struct coredam_pipe_stats s = { 0 }, back;
+	char buf[1024];
+	int p[2], out;
+
+	memset(data, 0x5a, sizeof(data));
+	CHECK(pipe(p) == 0);
+	CHECK(write(p[1], data, sizeof(data)) == (ssize_t)sizeof(data));
+	close(p[1]);
+	out = open(tpath("floor.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	/* a floor no file system reaches: nothing is written */
+	o.space_fd = out;
+	o.space_floor = UINT64_MAX;
+	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_EQ_INT(res.in_bytes, 0);
+	CHECK(res.truncated && res.no_space && !res.timed_out);
+	/* a floor of 1 byte: all of it */
+	o.space_floor = 1;
+	res = (struct coredam_pipe_copy_result){ 0 };
+	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_EQ_INT(res.in_bytes, sizeof(data));
+	CHECK(!res.truncated && !res.no_space);
+	close(out);
+	close(p[0]);
+
+	/* turned away before the queue: counted, and not started as the kernel counts */
+	s.v[COREDAM_PIPE_STARTED] = 3;
+	s.v[COREDAM_PIPE_SKIPPED_SPACE] = 2;
+	CHECK(coredam_pipe_stats_format(&s, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "skipped_space 2\n") != NULL);
+	CHECK(coredam_pipe_stats_parse(buf, &back) == 0 && back.v[COREDAM_PIPE_SKIPPED_SPACE] == 2);
+}
