@@ -5,7 +5,8 @@
 #
 #   lane 1  the VM tests on the stock and patched kernels       (output live)
 #   lane 2  the debug kernel, then its VM tests, beside lane 1
-#   lane 3  compile-check, at the lowest CPU priority
+#   lane 3  compile-check, at the lowest CPU priority (its session's
+#           scheduling group at nice 19, not only its processes)
 #   then    the tests marked quiet_machine (latency and time bounds, or
 #           timing they depend on), on both kernels, alone on the machine
 #
@@ -28,12 +29,22 @@ m() { "$MAKE" --no-print-directory "$@"; }
 
 # lane NAME CMD...: run CMD in the background in a session of its own (so
 # that it can be stopped whole), its output to the lane's log, its exit
-# status to NAME.rc when it ends
+# status to NAME.rc when it ends. With LANE_NICE=N the lane runs at nice
+# N: with the kernel's autogroup scheduling (sched_autogroup_enabled, on
+# in Debian) every session is a scheduling group of its own, and the nice
+# value of processes weighs only against their own group, so the group's
+# nice (/proc/self/autogroup) is set too. Nice 19 inside the group alone
+# left compile-check an equal share beside the debug kernel's build.
 declare -A lane_pid
 lane() {
 	local name=$1
 	shift
-	setsid bash -c '"$@"; echo $? > "$0"' "$logs/$name.rc" "$@" > "$logs/$name.log" 2>&1 &
+	setsid bash -c 'n=$1; shift
+		if [[ $n != 0 ]]; then
+			echo "$n" 2>/dev/null > /proc/self/autogroup
+			renice -n "$n" -p $$ > /dev/null
+		fi
+		"$@"; echo $? > "$0"' "$logs/$name.rc" "${LANE_NICE:-0}" "$@" > "$logs/$name.log" 2>&1 &
 	lane_pid[$name]=$!
 }
 
@@ -61,7 +72,7 @@ finish() {
 	done
 }
 
-lane compile-check nice -n 19 "$MAKE" --no-print-directory compile-check
+LANE_NICE=19 lane compile-check "$MAKE" --no-print-directory compile-check
 lane debug sh -c "'$MAKE' --no-print-directory kernel-debug && '$MAKE' --no-print-directory lane-debug"
 
 echo "test-pipeline: compile-check and the debug kernel's tests run beside these (logs in $logs/)"

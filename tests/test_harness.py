@@ -2,6 +2,7 @@
 broken kernel config, a panicking kernel and a hanging guest each fail
 clearly and specifically; every wait has a bound, and so has the run."""
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -228,6 +229,26 @@ def test_pipeline_reports_every_lane_and_fails_on_one(tmp_path):
     assert "debug          FAILED (3)" in p.stdout
     assert "vm             passed" in p.stdout
     assert "quiet-debug    FAILED (not run: the debug lane failed)" in p.stdout
+
+
+def test_pipeline_compile_check_yields_to_the_other_lanes(tmp_path):
+    # each lane is a session, and with autogroup scheduling a session is a
+    # scheduling group: compile-check's processes and its group are at nice
+    # 19 (nice inside the group alone weighs nothing against the others),
+    # the debug lane's are not
+    probe = ("ps -o ni= -p $$ > {d}/{n}.nice; "
+             "cat /proc/self/autogroup > {d}/{n}.group 2>/dev/null || true; exit 0;;")
+    make = _fake_make(tmp_path, "compile-check) " + probe.format(d=tmp_path, n="cc") + "\n"
+                      "kernel-debug) " + probe.format(d=tmp_path, n="debug") + "\n"
+                      "*) exit 0;;")
+    p = _pipeline(tmp_path, make)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "cc.nice").read_text().strip() == "19"
+    assert (tmp_path / "debug.nice").read_text().strip() == str(os.nice(0))
+    if Path("/proc/sys/kernel/sched_autogroup_enabled").exists() and \
+            Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1":
+        assert (tmp_path / "cc.group").read_text().split()[-1] == "19", (tmp_path / "cc.group").read_text()
+        assert (tmp_path / "debug.group").read_text().split()[-1] == "0"
 
 
 def test_pipeline_stops_a_lane_at_the_deadline(tmp_path):
