@@ -382,7 +382,8 @@ waitfor 30 "the sparse dump writing" sh -c "ls -a /scratch/cores | grep -q '[.]$
 crasher -m 8 & echo $! > $RESULTS/next.pid; wait $! || true
 wait_cores 3
 if kill -0 $spid 2>/dev/null; then echo walking; else echo gone; fi > $RESULTS/sparse.state
-kill -9 $spid; wait $spid || true
+# on a stock kernel not even SIGKILL stops that walk (the series' first
+# patch makes it stop): the job ends without waiting for it
 collect
 for f in /scratch/cores/core.*; do
     case $f in *.json|*.incomplete) continue;; esac
