@@ -147,13 +147,16 @@ static void keep_head(const struct coredam_pipe_copy_opts *o, const unsigned cha
 }
 
 /*
- * read_full() that gives up at @deadline (CLOCK_MONOTONIC): the bytes read
- * by then, with *ret_timed_out set. A stream that stalls does not hold the
- * helper past its deadline.
+ * read_full() that gives up at @deadline (CLOCK_MONOTONIC; 0: never): the
+ * bytes read by then, with *ret_timed_out set. A stream that stalls does
+ * not hold the helper past its deadline.
  */
 static ssize_t read_by(int fd, void *buf, size_t size, uint64_t deadline, bool *ret_timed_out)
 {
 	size_t o = 0;
+
+	if (!deadline)
+		return read_full(fd, buf, size);
 
 	while (o < size) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -220,10 +223,7 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 			unsigned char extra;
 
 			/* at the limit: is there more? */
-			if (o->deadline_usec)
-				n = read_by(infd, &extra, 1, o->deadline_usec, &res.timed_out);
-			else
-				n = read_full(infd, &extra, 1);
+			n = read_by(infd, &extra, 1, o->deadline_usec, &res.timed_out);
 			if (n < 0) {
 				r = (int)n;
 				goto out_free_z;
@@ -248,10 +248,7 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 			}
 			space_check = res.in_bytes + COREDAM_PIPE_SPACE_EVERY;
 		}
-		if (o->deadline_usec)
-			n = read_by(infd, buf, want, o->deadline_usec, &res.timed_out);
-		else
-			n = read_full(infd, buf, want);
+		n = read_by(infd, buf, want, o->deadline_usec, &res.timed_out);
 		if (n < 0) {
 			r = (int)n;
 			goto out_free_z;
