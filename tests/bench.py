@@ -339,7 +339,66 @@ def tables(fig, setups):
     return out
 
 
-def goals(fig, defaults_ratio):
+# series v1 beside v2: the same agent configuration on each kernel
+VERSIONS = (("fixed", "v1-fixed", "coredam-fixed"),
+            ("adaptive", "v1-adaptive", "coredam-adaptive"))
+
+
+def per_run(runs, sc, setup):
+    """The figures v1 and v2 are compared on, one list per figure with a
+    value per repetition: lower is better for each."""
+    rs = runs.get((sc, setup), [])
+    mode = main_probe(sc)
+    out = {}
+    if mode and rs and all(r.get(f"floor_{mode}_p99") for r in rs):
+        out["probe p99 vs no-dumps"] = [r[f"{mode}_storm_p99"] / r[f"floor_{mode}_p99"]
+                                        for r in rs]
+    if rs:
+        out["last core (s)"] = [r["drain_s"] for r in rs]
+        out["crash to exit p99 (s)"] = [r["exit_p99_ms"] / 1000 for r in rs]
+        out["cores not kept"] = [r["crashes"] - r["kept"] for r in rs]
+    return out
+
+
+def spread(vals, unit=""):
+    m = statistics.median(vals)
+    fmt = (lambda v: f"{v:.0f}") if all(float(v).is_integer() for v in vals) else \
+          (lambda v: f"{v:.2f}")
+    return f"{fmt(m)}{unit} [{fmt(min(vals))}-{fmt(max(vals))}]"
+
+
+def versions(runs, scenarios):
+    """v2 against v1 per scenario, budget and figure: the median with the
+    range of the repetitions, and the verdict. The noise is the run-to-run
+    spread, the wider of the two setups' ranges (max - min over the
+    repetitions): v2 is worse by more than the noise when its median
+    exceeds v1's by more than that, better in the mirror case. Returns
+    (table, the cases where v2 is worse beyond the noise)."""
+    rows, worse = [], []
+    for sc in scenarios:
+        for budget, old, new in VERSIONS:
+            a, b = per_run(runs, sc, old), per_run(runs, sc, new)
+            for name in (k for k in a if k in b):
+                va, vb = a[name], b[name]
+                ma, mb = statistics.median(va), statistics.median(vb)
+                noise = max(max(va) - min(va), max(vb) - min(vb))
+                if mb - ma > noise:
+                    verdict = "v2 worse"
+                    worse.append(f"{sc}, {budget}: {name} {spread(va)} on v1, "
+                                 f"{spread(vb)} on v2")
+                elif ma - mb > noise:
+                    verdict = "v2 better"
+                else:
+                    verdict = "within noise"
+                ratio = f"{mb / ma:.2f}" if ma else "-"
+                rows.append((sc, budget, name, spread(va), spread(vb), ratio, verdict))
+    if not rows:
+        return None, worse
+    return storm.markdown(("scenario", "budget", "figure", "v1 median [range]",
+                           "v2 median [range]", "v2 / v1", "verdict"), rows), worse
+
+
+def goals(fig, defaults_ratio, versions_worse=None):
     """The issue's goals, each with the measured figure and met or missed."""
     lines = []
 
@@ -381,6 +440,9 @@ def goals(fig, defaults_ratio):
                  p99 <= 2 and f.get("skipped_counted") == lost,
                  f"p99 {p99:.1f}x; {lost:.0f} not kept, {f.get('skipped_counted', 0):.0f} "
                  f"counted skipped; crashers' memory peak {f['mem_peak_mb']:.0f} MB")
+    if versions_worse is not None:
+        goal("v2 next to v1: no setup worse by more than the run-to-run noise",
+             not versions_worse, "; ".join(versions_worse) or "none worse")
     if defaults_ratio is not None:
         goal("knobs at default: crash-to-exit median patched / stock <= 1.02",
              defaults_ratio <= 1.02, f"{defaults_ratio:.3f}")
@@ -472,8 +534,12 @@ def main():
             storm.plot(rs, out / f"{sc}.png",
                        textwrap.fill(f"{sc}: {scenario(sc).describe}", 100), mode=mode)
 
+    # first: a run of hours is not to be lost to the report's code
+    (out / "results.json").write_text(json.dumps(
+        {f"{k[0]}/{k[1]}": v for k, v in runs.items()}, indent=1))
     tabs = tables(fig, setups)
-    goal_lines = goals(fig, defaults_ratio)
+    vtab, vworse = versions(runs, scenarios)
+    goal_lines = goals(fig, defaults_ratio, vworse if vtab else None)
     elapsed = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), "?")
@@ -527,6 +593,14 @@ def main():
             md += ["", f"## {sc}", "", notes[sc], "", tabs[sc]]
             if (out / f"{sc}.png").exists():
                 md += ["", f"![{sc}]({sc}.png)"]
+    if vtab:
+        md += ["", "## Series v1 beside v2", "",
+               f"The same agent configuration on each kernel; per figure the median "
+               f"of {reps} repetitions and their range. Lower is better for every "
+               "figure. The noise is the wider of the two ranges: 'v2 worse' where "
+               "v2's median exceeds v1's by more than that, 'v2 better' in the mirror "
+               "case, otherwise the difference is within the run-to-run noise.", "",
+               vtab]
     md += ["", "## Goals", ""] + goal_lines
     if defaults_ratio is not None:
         md += ["", f"Knobs at default: `bench_defaults`, {reps} x 40 crashes of 1 MB per "
@@ -539,8 +613,6 @@ def main():
                            for k, v in wall.items()])]
     report = "\n".join(md) + "\n"
     (out / "report.md").write_text(report)
-    (out / "results.json").write_text(json.dumps(
-        {f"{k[0]}/{k[1]}": v for k, v in runs.items()}, indent=1))
     print()
     print(report)
     print(f"report: {out / 'report.md'}")
