@@ -101,6 +101,7 @@ start_agent
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.agent
 cat /proc/sys/kernel/core_pipe_limit > $RESULTS/pipe_limit.agent
 cat /run/coredam/pipe/budget > $RESULTS/budget.txt
+grep -E '^(CapEff|CapBnd):' /proc/$(cat /tmp/agent.pid)/status > $RESULTS/agent.caps
 # 16 crashers, crashing one after the other: the arrival order is known
 mkdir -p /tmp/b
 pids=""
@@ -150,6 +151,11 @@ def test_burst_budget_order_cgroup_agent_restart(boot):
     assert res.text("pattern.after") == res.text("pattern.before")
     assert not res.path("budget.after").exists()
     assert "concurrency 2" in res.text("budget.txt")
+    # on a kernel without the series' knobs the agent gave up CAP_SYS_ADMIN
+    # (bit 21), and kept the rest it was started with (CAP_DAC_OVERRIDE, 1)
+    caps = {k: int(v, 16) for k, v in (line.split() for line in res.text("agent.caps").splitlines())}
+    assert not caps["CapEff:"] & (1 << 21) and not caps["CapBnd:"] & (1 << 21), caps
+    assert caps["CapEff:"] & (1 << 1), caps
 
     ms = meta(res)
     assert len(ms) == 16, res.text("ls.txt")
@@ -379,6 +385,12 @@ wait_cores 1
 crasher -m 1 -S 65536 & spid=$!; echo $spid > $RESULTS/sparse.pid
 waitfor 30 "the sparse dump writing" sh -c "ls -a /scratch/cores | grep -q '[.]$spid[.].*[.]tmp\$'" ||
     ls -la /scratch/cores
+# the helper that holds the slot, as it reads: confined
+for h in $(pidof coredam-pipe); do
+    grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' /proc/$h/status
+    awk '$5 == "/" { print "root", $6 }' /proc/$h/mountinfo
+done > $RESULTS/confined.txt
+awk '$5 == "/" { print "root", $6 }' /proc/self/mountinfo > $RESULTS/unconfined.txt
 crasher -m 8 & echo $! > $RESULTS/next.pid; wait $! || true
 wait_cores 3
 if kill -0 $spid 2>/dev/null; then echo walking; else echo gone; fi > $RESULTS/sparse.state
@@ -397,7 +409,8 @@ def test_caps_end_a_big_and_a_stalled_dump(boot):
     a core (here at 32 MB) and the kernel, its pipe closed, ends the dump;
     CoreTimeMax= (here 10 s) cuts a stream that stalls (a 64 TiB sparse
     mapping, which the kernel walks page by page before it sends its
-    zeros), and the next core gets the slot."""
+    zeros), and the next core gets the slot. The helper reading it runs
+    confined ([Pipe] Sandbox=yes, the default)."""
     res = boot(CAPS, kernel="stock", files={"coredam.conf": CAPS_CONF}, timeout=600)
     assert res.rc == 0, res.output
     by_pid = {m["pid"]: m for m in meta(res)}
@@ -410,6 +423,15 @@ def test_caps_end_a_big_and_a_stalled_dump(boot):
     assert res.text("sparse.state").strip() == "walking"
     n = by_pid[nxt]
     assert not n["truncated"] and n["waited_ms"] >= 1000, n
+    # the helper reading the sparse dump ran confined: no capability, no
+    # way to gain one, the seccomp filter, every mount read-only; the
+    # machine's own mounts unchanged
+    fields = dict(line.split(None, 1) for line in res.text("confined.txt").splitlines())
+    assert fields == {"CapEff:": "0000000000000000", "CapPrm:": "0000000000000000",
+                      "CapBnd:": "0000000000000000", "NoNewPrivs:": "1", "Seccomp:": "2",
+                      "root": fields.get("root")}, res.text("confined.txt")
+    assert fields["root"].split(",")[0] == "ro", fields
+    assert res.text("unconfined.txt").split()[1].split(",")[0] == "rw", res.text("unconfined.txt")
     cores = res.json_lines("cores.json")
     assert len(cores) == 1 and cores[0]["pid"] == nxt and cores[0]["valid"] and cores[0]["complete"], cores
     assert cores[0]["pattern_pages"] == 8 * 256, cores

@@ -79,7 +79,7 @@ crash() {
 
 
 def boot(script, timeout=1200, **kw):
-    res = vm.boot(LIB + script, kernel=KERNEL, rootfs=vm.ROOTFS, timeout=timeout,
+    res = vm.boot(LIB + script, kernel=kw.pop("kernel", KERNEL), rootfs=vm.ROOTFS, timeout=timeout,
                   mem=kw.pop("mem", "3G"), **kw)
     log = res.text("agent.log") if res.path("agent.log").exists() else ""
     assert res.rc == 0, res.output + "\n--- agent log ---\n" + log
@@ -124,6 +124,25 @@ coredamctl status --json > $RESULTS/status.json
 coredamctl status > $RESULTS/status.txt
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
 systemd-analyze security coredamd.service --no-pager > $RESULTS/security.txt 2>&1 || true
+# what a compromised agent could write, tried from inside its mount
+# namespace and, as the control, from the machine's: each writes a value back
+pid=$(systemctl show -p MainPID --value coredamd)
+ra=/sys/block/${SCRATCH_DEV#/dev/}/queue/read_ahead_kb
+hi=/sys/fs/cgroup/coredump.slice/memory.high
+for where in agent machine; do
+    for t in "core_uses_pid:cat /proc/sys/kernel/core_uses_pid > /proc/sys/kernel/core_uses_pid" \
+             "dirty_ratio:cat /proc/sys/vm/dirty_ratio > /proc/sys/vm/dirty_ratio" \
+             "read_ahead_kb:cat $ra > $ra" \
+             "device:test -b $SCRATCH_DEV" \
+             "core_max_waiting:cat /proc/sys/kernel/core_max_waiting > /proc/sys/kernel/core_max_waiting" \
+             "core_pattern:cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern" \
+             "memory.high:cat $hi > $hi"; do
+        if [ $where = agent ]; then set -- nsenter -t $pid -m; else set --; fi
+        if "$@" sh -c "${t#*:}" 2>/dev/null; then r=ok; else r=refused; fi
+        echo "$where ${t%%:*} $r"
+    done
+done > $RESULTS/confined.txt
+grep -E '^CapEff:' /proc/$pid/status >> $RESULTS/confined.txt
 systemctl stop coredamd
 for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
          core_writeback_window; do
@@ -150,9 +169,65 @@ agent_log
     assert stopped == {"core_cgroup": LEAF, "core_max_concurrency": "2",
                        "core_max_waiting": "64", "core_wait_timeout_ms": "1800000",
                        "core_writeback_window": "1024"}, stopped
+    # the sandbox: /proc/sys and /sys read-only to the agent but for the
+    # knobs it owns and the cgroup tree (core_pattern is the unit's
+    # ExecStartPre='s), no devices; all of it writable from the machine,
+    # so the checks can fail
+    lines = res.text("confined.txt").splitlines()
+    tried = {tuple(line.split()[:2]): line.split()[2] for line in lines if not line.startswith("Cap")}
+    assert tried == {
+        ("agent", "core_uses_pid"): "refused", ("agent", "dirty_ratio"): "refused",
+        ("agent", "read_ahead_kb"): "refused", ("agent", "device"): "refused",
+        ("agent", "core_max_waiting"): "ok", ("agent", "core_pattern"): "refused",
+        ("agent", "memory.high"): "ok",
+        ("machine", "core_uses_pid"): "ok", ("machine", "dirty_ratio"): "ok",
+        ("machine", "read_ahead_kb"): "ok", ("machine", "device"): "ok",
+        ("machine", "core_max_waiting"): "ok", ("machine", "core_pattern"): "ok",
+        ("machine", "memory.high"): "ok"}, lines
+    # CAP_SYS_ADMIN kept: the series' knobs need it
+    cap_eff = int(next(line for line in lines if line.startswith("CapEff:")).split()[1], 16)
+    assert cap_eff & (1 << 21), lines
     score = [line for line in res.text("security.txt").splitlines() if "Overall exposure" in line]
     print("systemd-analyze security coredamd.service:", score)
     assert score, res.text("security.txt")
+
+
+def test_stock_kernel_pipe_helper_switched_by_the_unit():
+    """On a kernel without the series, [Pipe] SetCorePattern=yes: the unit's
+    ExecStartPre= points core_pattern at coredam-pipe, a crash is stored by
+    it, the daemon (no CAP_SYS_ADMIN there) cannot write core_pattern from
+    its sandbox, and ExecStopPost= puts the old value back."""
+    res = boot(r"""
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
+conf <<'END'
+[Pipe]
+SetCorePattern=yes
+END
+systemctl restart coredamd
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.active
+cat /proc/sys/kernel/core_pipe_limit > $RESULTS/pipe_limit.active
+pid=$(systemctl show -p MainPID --value coredamd)
+grep -E '^(CapEff|CapBnd):' /proc/$pid/status > $RESULTS/agent.caps
+if nsenter -t $pid -m sh -c 'cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern' 2>/dev/null
+then echo ok; else echo refused; fi > $RESULTS/agent.pattern_write
+systemd-run --quiet --slice=crashers.slice --unit=one /usr/local/bin/crasher -m 8
+wait_for sh -c 'ls /var/lib/coredam/cores | grep -q "^core[.]crasher[.].*[.]json$"'
+ls -la /var/lib/coredam/cores > $RESULTS/cores.ls
+systemctl stop coredamd
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
+agent_log
+""", kernel="stock")
+    before = res.text("pattern.before")
+    assert res.text("pattern.active").strip() == \
+        "|/usr/libexec/coredam/coredam-pipe /var/lib/coredam/cores %P %u %g %s %t %c %d %e", \
+        res.text("pattern.active")
+    assert res.text("pipe_limit.active").strip() == "0"
+    assert res.text("agent.pattern_write").strip() == "refused"
+    caps = {k: int(v, 16) for k, v in (line.split() for line in res.text("agent.caps").splitlines())}
+    assert not caps["CapEff:"] & (1 << 21) and not caps["CapBnd:"] & (1 << 21), caps
+    assert re.search(r"core\.crasher\.\d+\.\d+\n", res.text("cores.ls")), res.text("cores.ls")
+    assert res.text("pattern.after") == before, (before, res.text("pattern.after"))
+    assert "event=core-pattern-restored" in res.text("agent.log"), res.text("agent.log")[-3000:]
 
 
 def test_file_pattern_storm_follows_core_pattern():

@@ -28,6 +28,7 @@
 #include "meta.h"
 #include "pipe.h"
 #include "roots.h"
+#include "sandbox.h"
 #include "space.h"
 #include "util.h"
 
@@ -37,7 +38,7 @@ enum {
 	EXIT_FAILED = 1,	/* admitted, the write failed (partial file removed), or the kernel's stream
 				   ended before the core's headers said: kept as .incomplete */
 	EXIT_USAGE = 2,
-	EXIT_DROPPED = 3,	/* queue full or unusable, wait timeout, or stopped while waiting */
+	EXIT_DROPPED = 3,	/* queue full or unusable, wait timeout, stopped while waiting, or not confined */
 	EXIT_RLIMIT = 4,	/* RLIMIT_CORE of the crashed process disables dumping */
 	EXIT_DEST = 5,		/* the destination directory failed its checks */
 	EXIT_SPACE = 6,		/* the destination below its free-space floor on arrival */
@@ -51,6 +52,13 @@ static bool log_stderr;
  * log through fresh opens. -1 when it cannot be opened.
  */
 static int kmsg_fd = -2;
+
+/* Open the log before the sandbox: inside it every mount is nodev. */
+static void log_open(void)
+{
+	if (kmsg_fd == -2)
+		kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+}
 
 static void logmsg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logmsg(int prio, const char *fmt, ...)
@@ -66,8 +74,7 @@ static void logmsg(int prio, const char *fmt, ...)
 	n = snprintf(line, sizeof(line), "<%d>coredam-pipe[%d]: %s\n", LOG_DAEMON | prio, (int)getpid(), msg);
 	if (n > 0 && (size_t)n >= sizeof(line))
 		n = sizeof(line) - 1;
-	if (kmsg_fd == -2)
-		kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	log_open();
 	if (kmsg_fd >= 0 && write(kmsg_fd, line, (size_t)n) < 0) {
 		/* nothing else to tell it to */
 	}
@@ -93,8 +100,8 @@ static void help(FILE *f)
 		"  -h, --help             this help\n"
 		"      --version          version\n\n"
 		"Exit codes: 0 stored, 1 write failed or core cut short (kept as .incomplete), 2 usage,\n"
-		"3 dropped (queue full or unusable, wait timeout, stopped), 4 RLIMIT_CORE disables dumping,\n"
-		"5 destination failed its checks.\n",
+		"3 dropped (queue full or unusable, wait timeout, stopped, not confined), 4 RLIMIT_CORE\n"
+		"disables dumping, 5 destination failed its checks, 6 destination below its free-space floor.\n",
 		COREDAM_PIPE_SPECIFIERS);
 }
 
@@ -531,6 +538,25 @@ int main(int argc, char **argv)
 	};
 	stop_fd = setup_stop_fd();
 	r = coredam_pipe_queue_open(roots.state, &q);
+
+	/*
+	 * 4a. confined before the first byte is read: from here on the helper
+	 * writes only through what it has opened and the state directory, with
+	 * no capability and a short list of system calls. Fails closed.
+	 */
+	if (r >= 0 && cfg.pipe_sandbox) {
+		log_open();
+		r = coredam_sandbox_enter(roots.state, why, sizeof(why));
+		if (r < 0) {
+			logmsg(LOG_ERR,
+			       "core of pid %d (uid %u, signal %d) dropped: cannot confine the helper: %s ([Pipe] Sandbox=no stores cores unconfined)",
+			       (int)a.pid, (unsigned)a.uid, a.signal, why);
+			out.what[out.n++] = COREDAM_PIPE_SKIPPED_ERROR;
+			count_outcome(roots.state, &out);
+			coredam_pipe_release(&q);
+			return EXIT_DROPPED;
+		}
+	}
 	if (r >= 0)
 		r = coredam_pipe_enqueue(&q, a.pid, &fallback, &ahead);
 	if (r > 0) {

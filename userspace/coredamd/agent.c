@@ -2,6 +2,7 @@
 /* coredamd: set up the dump cgroup, the devices and the kernel knobs. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -11,6 +12,7 @@
 #include "control.h"
 #include "log.h"
 #include "pipe.h"
+#include "sandbox.h"
 #include "util.h"
 
 static const char *const owned_sysctls[] = {
@@ -32,6 +34,16 @@ int agent_check_kernel(struct agent *a)
 		return r;
 	}
 	a->m.kernel_full = coredam_kernel_full(k);
+	/*
+	 * CAP_SYS_ADMIN is for the series' knobs alone: on a kernel without
+	 * them nothing here needs it, and a compromised agent is weaker without.
+	 */
+	if (!k->core_cgroup && !k->core_max_concurrency && !k->core_max_waiting && !k->core_wait_timeout_ms &&
+	    !k->core_writeback_window) {
+		r = coredam_cap_drop(CAP_SYS_ADMIN);
+		if (r < 0)
+			log_warning("cannot drop CAP_SYS_ADMIN, which this kernel's knobs do not need: %s", strerror(-r));
+	}
 	if (k->core_dump_stats) {
 		struct coredam_stats st;
 
@@ -372,18 +384,22 @@ int agent_apply_admission(struct agent *a)
 	return r;
 }
 
+/* The core_pattern that names the helper. */
+static int pipe_pattern(const struct agent *a, char *buf, size_t size)
+{
+	return xsnprintf(buf, size, "|%s %s %s", a->cfg.pipe_program, a->cfg.pipe_directory, COREDAM_PIPE_SPECIFIERS);
+}
+
 /*
- * Stock kernel with [Pipe] SetCorePattern=yes: core_pattern names the
- * helper (the previous value is in sysctl.saved) and core_pipe_limit=0, so
- * the kernel skips no pipe dump and the helper does the queueing.
+ * Point core_pattern at the helper, and core_pipe_limit at 0 so that the
+ * kernel skips no pipe dump and the helper does the queueing.
  */
-static int apply_pipe(struct agent *a)
+static int install_pipe(struct agent *a)
 {
 	char pattern[4096], why[PATH_MAX + 128];
 	int r;
 
-	r = xsnprintf(pattern, sizeof(pattern), "|%s %s %s", a->cfg.pipe_program, a->cfg.pipe_directory,
-		      COREDAM_PIPE_SPECIFIERS);
+	r = pipe_pattern(a, pattern, sizeof(pattern));
 	if (r < 0)
 		return r;
 	/*
@@ -411,8 +427,77 @@ static int apply_pipe(struct agent *a)
 		return r;
 	}
 	log_info("core_pattern set to the pipe helper event=pipe-helper core_pattern=\"%s\"", pattern);
+	return 0;
+}
+
+/*
+ * Stock kernel with [Pipe] SetCorePattern=yes: core_pattern names the
+ * helper (the previous value is in sysctl.saved). With
+ * --core-pattern=external the unit's ExecStartPre= installed it and this
+ * process cannot write it: the helper is active if the pattern is its.
+ */
+static int apply_pipe(struct agent *a)
+{
+	int r;
+
+	if (a->pattern_external) {
+		char want[4096], now[4096];
+
+		r = pipe_pattern(a, want, sizeof(want));
+		if (r < 0)
+			return r;
+		if (coredam_sysctl_read(&a->roots, "kernel.core_pattern", now, sizeof(now)) < 0 ||
+		    strcmp(now, want) != 0) {
+			log_warning("core_pattern is not the pipe helper's (\"%s\"): coredamd --core-pattern=install "
+				    "(the unit's ExecStartPre=) did not set it; the helper's budget is published anyway",
+				    now);
+		}
+	} else {
+		r = install_pipe(a);
+		if (r < 0)
+			return r;
+	}
 	agent_resolve_devices(a);
 	agent_apply_io(a);
+	return 0;
+}
+
+int agent_core_pattern_install(struct agent *a)
+{
+	static const char *const names[] = { "kernel.core_pattern", "kernel.core_pipe_limit" };
+	int r;
+
+	if (!a->cfg.pipe_set_core_pattern || a->kern.core_cgroup) {
+		log_info("core_pattern left as it is (%s)", a->kern.core_cgroup ? "the kernel queues dumps itself"
+										 : "[Pipe] SetCorePattern=no");
+		return 0;
+	}
+	r = mkdir_p(a->roots.state, 0755);
+	if (r >= 0)
+		r = coredam_sysctl_save_as(&a->roots, COREDAM_PATTERN_SAVED, names, ELEMENTSOF(names));
+	if (r < 0) {
+		log_error("cannot save core_pattern to %s/%s: %s; left as it was", a->roots.state,
+			  COREDAM_PATTERN_SAVED, strerror(-r));
+		return r;
+	}
+	r = install_pipe(a);
+	if (r < 0)
+		(void)coredam_sysctl_restore_from(&a->roots, COREDAM_PATTERN_SAVED);
+	return r;
+}
+
+int agent_core_pattern_restore(struct agent *a)
+{
+	int r = coredam_sysctl_restore_from(&a->roots, COREDAM_PATTERN_SAVED);
+
+	if (r == -ENOENT)
+		return 0;	/* nothing was installed */
+	if (r < 0) {
+		log_error("restoring core_pattern from %s/%s failed: %s (file kept)", a->roots.state,
+			  COREDAM_PATTERN_SAVED, strerror(-r));
+		return r;
+	}
+	log_info("core_pattern restored event=core-pattern-restored");
 	return 0;
 }
 
@@ -427,7 +512,7 @@ int agent_apply_sysctls(struct agent *a, bool first)
 		for (size_t i = 0; i < ELEMENTSOF(owned_sysctls); i++)
 			names[n++] = owned_sysctls[i];
 		a->pipe_active = a->cfg.pipe_set_core_pattern && !a->kern.core_cgroup;
-		if (a->pipe_active) {
+		if (a->pipe_active && !a->pattern_external) {
 			names[n++] = "kernel.core_pattern";
 			names[n++] = "kernel.core_pipe_limit";
 		}

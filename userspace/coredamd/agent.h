@@ -78,6 +78,7 @@ struct agent {
 	bool adm_applied;
 	bool sysctls_touched;
 	bool pipe_active;	/* core_pattern points at coredam-pipe (stock kernel, [Pipe] SetCorePattern=yes) */
+	bool pattern_external;	/* --core-pattern=external: ExecStartPre= installs it, not us */
 	bool stats_from_pipe;	/* counters come from coredam-pipe's state file */
 
 	struct coredam_space space;
@@ -121,6 +122,9 @@ int agent_apply_core_cgroup(struct agent *a);
 int agent_apply_sysctls(struct agent *a, bool first);
 int agent_apply_admission(struct agent *a);
 void agent_restore(struct agent *a);
+/* --core-pattern=install and =restore: the switch a unit's ExecStartPre=/ExecStopPost= make */
+int agent_core_pattern_install(struct agent *a);
+int agent_core_pattern_restore(struct agent *a);
 void agent_budget_reset(struct agent *a);
 int agent_reload(struct agent *a);
 int agent_set(struct agent *a, const char *name, const char *value, char *err, size_t errsize);

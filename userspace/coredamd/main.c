@@ -29,6 +29,9 @@ static void help(FILE *f)
 		"      --proc-root=DIR    procfs (default /proc)\n"
 		"      --sys-root=DIR     sysfs (default /sys)\n"
 		"      --state-dir=DIR    runtime state (default /run/coredam)\n"
+		"      --core-pattern=MODE  self (default): set the pipe helper's core_pattern and\n"
+		"                         restore it at exit; external: leave it to install and restore,\n"
+		"                         which do that alone and exit (a unit's ExecStartPre=/ExecStopPost=)\n"
 		"  -d, --debug            debug output\n"
 		"  -h, --help             this help\n"
 		"      --version          version\n\n"
@@ -81,7 +84,8 @@ static int setup_runtime(struct agent *a)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CONFIG_DIR = 256, OPT_CHECK, OPT_DUMP, OPT_CG, OPT_PROC, OPT_SYS, OPT_STATE, OPT_VERSION };
+	enum { OPT_CONFIG_DIR = 256, OPT_CHECK, OPT_DUMP, OPT_CG, OPT_PROC, OPT_SYS, OPT_STATE, OPT_VERSION,
+	       OPT_PATTERN };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
@@ -91,6 +95,7 @@ int main(int argc, char **argv)
 		{ "proc-root", required_argument, NULL, OPT_PROC },
 		{ "sys-root", required_argument, NULL, OPT_SYS },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "core-pattern", required_argument, NULL, OPT_PATTERN },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -104,6 +109,7 @@ int main(int argc, char **argv)
 	struct coredam_config_error e;
 	const char *config = NULL, *config_dir = NULL;
 	bool check = false, dump = false;
+	const char *pattern_mode = "self";
 	int c, r;
 
 	log_init();
@@ -132,6 +138,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STATE:
 			a->roots.state = optarg;
+			break;
+		case OPT_PATTERN:
+			if (strcmp(optarg, "self") && strcmp(optarg, "external") && strcmp(optarg, "install") &&
+			    strcmp(optarg, "restore")) {
+				fprintf(stderr, "coredamd: --core-pattern=%s: expected self, external, install or restore\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			pattern_mode = optarg;
 			break;
 		case 'd':
 			coredam_debug = true;
@@ -176,6 +191,22 @@ int main(int argc, char **argv)
 		fputs(buf, stdout);
 		return EXIT_OK;
 	}
+
+	/*
+	 * The core_pattern switch alone, for a unit's ExecStartPre= and
+	 * ExecStopPost=, run outside the daemon's sandbox: the daemon itself
+	 * (--core-pattern=external) cannot write core_pattern.
+	 */
+	if (!strcmp(pattern_mode, "install") || !strcmp(pattern_mode, "restore")) {
+		r = coredam_kernel_probe(&a->roots, &a->kern);
+		if (r < 0) {
+			log_error("cannot read %s/sys/kernel: %s", a->roots.proc, strerror(-r));
+			return EXIT_GENERIC;
+		}
+		r = !strcmp(pattern_mode, "install") ? agent_core_pattern_install(a) : agent_core_pattern_restore(a);
+		return r < 0 ? EXIT_SYSCTL : EXIT_OK;
+	}
+	a->pattern_external = !strcmp(pattern_mode, "external");
 
 	/* 2. self-check: kernel, cgroup v2 */
 	r = agent_check_kernel(a);

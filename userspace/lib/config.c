@@ -79,6 +79,7 @@ static const struct key keys[] = {
 	K("Pipe", "CompressLevel", T_U32_POS, pipe_compress_level, "3"),
 	K("Pipe", "CoreSizeMax", T_SIZE, pipe_size_max, "32G"),
 	K("Pipe", "CoreTimeMax", T_DURATION, pipe_time_max_usec, "1h"),
+	K("Pipe", "Sandbox", T_BOOL, pipe_sandbox, "yes"),
 };
 
 const char *coredam_mode_str(enum coredam_mode m)
@@ -723,7 +724,7 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 "HoldIntervals=%u\nLiftWhenIdle=%s\nPressureCgroups=%s\n\n"
 			 "[Space]\nFreeSpaceFloor=%" PRIu64 " %u%%\nMarkIncomplete=%s\n\n"
 			 "[Pipe]\nSetCorePattern=%s\nProgram=%s\nDirectory=%s\nCompress=%s\nCompressLevel=%u\n"
-			 "CoreSizeMax=%" PRIu64 "\nCoreTimeMax=%" PRIu64 "ms\n",
+			 "CoreSizeMax=%" PRIu64 "\nCoreTimeMax=%" PRIu64 "ms\nSandbox=%s\n",
 			 coredam_mode_str(c->mode), c->require_kernel_support ? "yes" : "no",
 			 c->metrics_file, c->control_socket, c->interval_usec / 1000,
 			 c->cgroup, c->memory_high,
@@ -736,5 +737,5 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 			 c->mark_incomplete ? "yes" : "no",
 			 c->pipe_set_core_pattern ? "yes" : "no", c->pipe_program, c->pipe_directory,
 			 c->pipe_compress ? "yes" : "no", c->pipe_compress_level, c->pipe_size_max,
-			 c->pipe_time_max_usec / 1000);
+			 c->pipe_time_max_usec / 1000, c->pipe_sandbox ? "yes" : "no");
 }

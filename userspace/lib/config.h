@@ -65,6 +65,7 @@ struct coredam_config {
 	uint32_t pipe_compress_level;
 	uint64_t pipe_size_max;		/* bytes of one core read at most; 0 = no cap */
 	uint64_t pipe_time_max_usec;	/* time one core is read for at most; 0 = no cap */
+	bool pipe_sandbox;		/* confine the helper before it reads (sandbox.h) */
 };
 
 struct coredam_config_error {

@@ -276,6 +276,16 @@ bool coredam_stats_consistent(const struct coredam_stats *s)
 
 int coredam_sysctl_save(const struct coredam_roots *roots, const char *const *names, size_t n)
 {
+	return coredam_sysctl_save_as(roots, SAVED_FILE, names, n);
+}
+
+int coredam_sysctl_restore(const struct coredam_roots *roots)
+{
+	return coredam_sysctl_restore_from(roots, SAVED_FILE);
+}
+
+int coredam_sysctl_save_as(const struct coredam_roots *roots, const char *file, const char *const *names, size_t n)
+{
 	_cleanup_close_ int fd = -1;
 	char buf[8192];
 	size_t o = 0;
@@ -284,7 +294,7 @@ int coredam_sysctl_save(const struct coredam_roots *roots, const char *const *na
 	r = open_dir_at(AT_FDCWD, roots->state, &fd);
 	if (r < 0)
 		return r;
-	if (faccessat(fd, SAVED_FILE, F_OK, 0) == 0)
+	if (faccessat(fd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return 0; /* a previous run's originals: keep them */
 	for (size_t i = 0; i < n; i++) {
 		char val[4096];
@@ -299,10 +309,10 @@ int coredam_sysctl_save(const struct coredam_roots *roots, const char *const *na
 			return r;
 		o += r;
 	}
-	return write_file_atomic_at(fd, SAVED_FILE, buf, o, 0600);
+	return write_file_atomic_at(fd, file, buf, o, 0600);
 }
 
-int coredam_sysctl_restore(const struct coredam_roots *roots)
+int coredam_sysctl_restore_from(const struct coredam_roots *roots, const char *file)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *s = NULL;
@@ -312,7 +322,7 @@ int coredam_sysctl_restore(const struct coredam_roots *roots)
 	r = open_dir_at(AT_FDCWD, roots->state, &fd);
 	if (r < 0)
 		return r;
-	r = read_file_at(fd, SAVED_FILE, 65536, &s);
+	r = read_file_at(fd, file, 65536, &s);
 	if (r < 0)
 		return r;
 	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -326,7 +336,7 @@ int coredam_sysctl_restore(const struct coredam_roots *roots)
 		if (r < 0 && ret == 0)
 			ret = r;
 	}
-	if (ret == 0 && unlinkat(fd, SAVED_FILE, 0) < 0)
+	if (ret == 0 && unlinkat(fd, file, 0) < 0)
 		return -errno;
 	return ret;
 }

@@ -110,4 +110,13 @@ int coredam_sysctl_save(const struct coredam_roots *roots, const char *const *na
 /* Write the saved values back and remove the file; -ENOENT if there is none. */
 int coredam_sysctl_restore(const struct coredam_roots *roots);
 
+/*
+ * The same under another file of the state directory: the core_pattern a
+ * unit's ExecStartPre= installs is saved apart from the daemon's knobs
+ * (COREDAM_PATTERN_SAVED), as the two are restored by different processes.
+ */
+#define COREDAM_PATTERN_SAVED "core_pattern.saved"
+int coredam_sysctl_save_as(const struct coredam_roots *roots, const char *file, const char *const *names, size_t n);
+int coredam_sysctl_restore_from(const struct coredam_roots *roots, const char *file);
+
 #endif

@@ -594,6 +594,9 @@ TEST(pipe_config_keys)
 	/* one core is read for at most 32 GiB and one hour: no dump holds a slot for ever */
 	CHECK(c.pipe_size_max == 32ULL << 30);
 	CHECK(c.pipe_time_max_usec == 3600ULL * 1000000);
+	/* confined unless the operator says otherwise */
+	CHECK(c.pipe_sandbox);
+	CHECK(coredam_config_set(&c, "Pipe", "Sandbox", "no", err, sizeof(err)) == 0 && !c.pipe_sandbox);
 	CHECK(coredam_config_set(&c, "Pipe", "CoreSizeMax", "max", err, sizeof(err)) == 0 && c.pipe_size_max == 0);
 	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "0", err, sizeof(err)) == 0 &&
 	      c.pipe_time_max_usec == 0);

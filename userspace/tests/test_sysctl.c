@@ -290,3 +290,29 @@ TEST(sysctl_save_restore_adopt)
 	free(s);
 	CHECK(coredam_sysctl_restore(&r) == -ENOENT);
 }
+
+/* The core_pattern a unit's ExecStartPre= installs is saved apart from the daemon's knobs. */
+TEST(sysctl_pattern_saved_apart)
+{
+	struct coredam_roots r = { .proc = tkeep("proc"), .state = tkeep("state") };
+	static const char *const knobs[] = { "kernel.core_max_concurrency" };
+	static const char *const pattern[] = { "kernel.core_pattern" };
+	char buf[256], *s;
+
+	fake_proc(true);
+	mkdirs("state");
+	CHECK(coredam_sysctl_save_as(&r, COREDAM_PATTERN_SAVED, pattern, 1) == 0);
+	CHECK(coredam_sysctl_write(&r, "kernel.core_pattern", "|/usr/libexec/coredam/coredam-pipe") == 0);
+	CHECK(coredam_sysctl_save(&r, knobs, 1) == 0);
+	s = slurp("state/core_pattern.saved");
+	CHECK(s && strcmp(s, "kernel.core_pattern /var/crash/core.%p\n") == 0);
+	free(s);
+	/* the daemon's restore leaves the pattern; ExecStopPost='s restores it */
+	CHECK(coredam_sysctl_restore(&r) == 0);
+	CHECK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)) == 0);
+	CHECK(strncmp(buf, "|/usr", 5) == 0);
+	CHECK(coredam_sysctl_restore_from(&r, COREDAM_PATTERN_SAVED) == 0);
+	CHECK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)) == 0);
+	CHECK(strncmp(buf, "/var/crash/core.%p", 18) == 0);
+	CHECK(coredam_sysctl_restore_from(&r, COREDAM_PATTERN_SAVED) == -ENOENT);
+}
