@@ -2,7 +2,8 @@
 /*
  * The ELF completeness check behind MarkIncomplete=: the input is a file in
  * the core destination, read for its ELF header and program headers by
- * coredam_core_incomplete() and coredam_mark_incomplete().
+ * coredam_core_incomplete() and coredam_mark_incomplete(), or decompressed
+ * to its end when it is a zstd stream.
  *
  * Properties: an empty file is a core that never got its first byte
  * (incomplete); a file shorter than an ELF identification is no core; at

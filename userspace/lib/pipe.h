@@ -308,4 +308,12 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 /* zstd stream @infd -> @outfd; returns the decompressed size in *ret_bytes. */
 int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes);
 
+/*
+ * Read the zstd stream on @fd to its end without storing it: its
+ * decompressed length, and its first @head_size bytes in @head (how many in
+ * *@ret_head_len). -EBADMSG when the stream is not zstd or ends inside a
+ * frame (a compressed core cut short).
+ */
+int coredam_zstd_scan(int fd, void *head, size_t head_size, size_t *ret_head_len, uint64_t *ret_bytes);
+
 #endif

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "elfcore.h"
+#include "meta.h"
+#include "pipe.h"
 #include "space.h"
 #include "util.h"
 
@@ -113,6 +116,43 @@ static int elf_need(int fd, uint64_t *ret)
 	return 0;
 }
 
+/*
+ * A zstd-compressed core (coredam-pipe's Compress=yes, systemd-coredump's
+ * store): read to its end, it is short when the stream stops inside a
+ * frame, or when it holds fewer bytes than its ELF program headers declare
+ * (a piped core has no holes: a complete one reaches the end of its last
+ * segment). -EMEDIUMTYPE when the file is no zstd stream, or holds no ELF
+ * core.
+ */
+static int zstd_incomplete(int fd, bool *ret)
+{
+	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	_cleanup_free_ void *head = NULL;
+	unsigned char m[4];
+	size_t head_len = 0;
+	uint64_t total = 0, need = 0;
+	int r;
+
+	if (pread(fd, m, sizeof(m), 0) != (ssize_t)sizeof(m) || memcmp(m, magic, sizeof(m)) != 0)
+		return -EMEDIUMTYPE;
+	head = malloc(COREDAM_ELF_HEAD_MAX);
+	if (!head)
+		return -ENOMEM;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	r = coredam_zstd_scan(fd, head, COREDAM_ELF_HEAD_MAX, &head_len, &total);
+	if (r == -EBADMSG) {
+		*ret = true;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (coredam_elf_core_size(head, head_len, &need) < 0)
+		return -EMEDIUMTYPE;
+	*ret = total < need;
+	return 0;
+}
+
 int coredam_core_incomplete(int dirfd, const char *name, bool *ret)
 {
 	_cleanup_close_ int fd = -1;
@@ -132,6 +172,9 @@ int coredam_core_incomplete(int dirfd, const char *name, bool *ret)
 		*ret = true;
 		return 0;
 	}
+	r = zstd_incomplete(fd, ret);
+	if (r != -EMEDIUMTYPE)
+		return r;
 	r = elf_need(fd, &need);
 	if (r < 0)
 		return r;
@@ -164,6 +207,67 @@ static int rename_incomplete(int dirfd, const char *name, char *ret_new, size_t 
 			return -errno;
 	}
 	return -EEXIST;
+}
+
+/*
+ * coredam-pipe's metadata NAME.json beside a core the agent renamed to
+ * @newname: rewritten as @newname.json saying so ("core" the new name,
+ * "truncated": true), the old one removed, so that no record calls the
+ * core whole under a name it no longer has. Only a file that is the
+ * helper's own (regular, root's, in its format) is touched; a sidecar
+ * that is not there is no error.
+ */
+static int move_sidecar(int dirfd, const char *name, const char *newname)
+{
+	_cleanup_close_ int fd = -1;
+	char old[NAME_MAX + 1], new[NAME_MAX + 1], text[16384], out[16384], *tail, *t;
+	size_t pos = 0;
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	if (xsnprintf(old, sizeof(old), "%s.json", name) < 0 || xsnprintf(new, sizeof(new), "%s.json", newname) < 0)
+		return -ENAMETOOLONG;
+	fd = openat(dirfd, old, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_size >= (off_t)sizeof(text))
+		return -EMEDIUMTYPE;
+	n = read(fd, text, sizeof(text) - 1);
+	if (n < 0)
+		return -errno;
+	text[n] = '\0';
+	/* {"core": "<name>", ... "truncated": false, ...}, as coredam_meta_format() writes it */
+	r = xsnprintf(out, sizeof(out), "{\"core\": ");
+	if (r < 0)
+		return r;
+	pos = (size_t)r;
+	r = coredam_json_string(out, sizeof(out), &pos, name);
+	if (r < 0)
+		return r;
+	if (strncmp(text, out, pos) != 0)
+		return -EMEDIUMTYPE;
+	tail = text + pos;
+	t = strstr(tail, "\"truncated\": false,");
+	pos = (size_t)xsnprintf(out, sizeof(out), "{\"core\": ");
+	r = coredam_json_string(out, sizeof(out), &pos, newname);
+	if (r < 0)
+		return r;
+	if (t)
+		r = xsnprintf(out + pos, sizeof(out) - pos, "%.*s\"truncated\": true,%s", (int)(t - tail), tail,
+			      t + strlen("\"truncated\": false,"));
+	else
+		r = xsnprintf(out + pos, sizeof(out) - pos, "%s", tail);
+	if (r < 0)
+		return r;
+	r = coredam_meta_write_at(dirfd, new, out, st.st_mode & 07777);
+	if (r < 0)
+		return r;
+	if (unlinkat(dirfd, old, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 int coredam_mark_incomplete(const char *dir, time_t since)
@@ -201,6 +305,10 @@ int coredam_mark_incomplete(const char *dir, time_t since)
 		if (r < 0)
 			return r;
 		log_debug("marked %s/%s incomplete as %s", dir, de->d_name, newname);
+		r = move_sidecar(dirfd(d), de->d_name, newname);
+		if (r < 0)
+			log_debug("%s/%s.json left as it was (its core is now %s): %s", dir, de->d_name, newname,
+				  strerror(-r));
 		count++;
 	}
 	return count == 0 && err < 0 ? err : count;

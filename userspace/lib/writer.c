@@ -328,10 +328,16 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes)
+/*
+ * Decompress the zstd stream on @infd: to @outfd if it is >= 0, the first
+ * @head_size bytes into @head. -EBADMSG for a stream that is not zstd or
+ * ends inside a frame.
+ */
+static int zstd_stream(int infd, int outfd, void *head, size_t head_size, size_t *ret_head_len,
+		       uint64_t *ret_bytes)
 {
 	_cleanup_free_ unsigned char *ibuf = NULL, *obuf = NULL;
-	size_t isize = ZSTD_DStreamInSize(), osize = ZSTD_DStreamOutSize(), last = 0;
+	size_t isize = ZSTD_DStreamInSize(), osize = ZSTD_DStreamOutSize(), last = 0, kept = 0;
 	ZSTD_DCtx *z = ZSTD_createDCtx();
 	uint64_t total = 0;
 	bool any = false;
@@ -363,9 +369,17 @@ int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes)
 				r = -EBADMSG;
 				goto out_free_z;
 			}
-			r = write_all(outfd, obuf, out.pos);
-			if (r < 0)
-				goto out_free_z;
+			if (outfd >= 0) {
+				r = write_all(outfd, obuf, out.pos);
+				if (r < 0)
+					goto out_free_z;
+			}
+			if (kept < head_size) {
+				size_t c = MIN(head_size - kept, out.pos);
+
+				memcpy((unsigned char *)head + kept, obuf, c);
+				kept += c;
+			}
 			total += out.pos;
 		}
 	}
@@ -375,8 +389,20 @@ int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes)
 		goto out_free_z;
 	}
 	*ret_bytes = total;
+	if (ret_head_len)
+		*ret_head_len = kept;
 
 out_free_z:
 	ZSTD_freeDCtx(z);
 	return r;
+}
+
+int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes)
+{
+	return zstd_stream(infd, outfd, NULL, 0, NULL, ret_bytes);
+}
+
+int coredam_zstd_scan(int fd, void *head, size_t head_size, size_t *ret_head_len, uint64_t *ret_bytes)
+{
+	return zstd_stream(fd, -1, head, head_size, ret_head_len, ret_bytes);
 }

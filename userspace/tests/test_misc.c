@@ -5,9 +5,11 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <zstd.h>
 
 #include "control.h"
 #include "dumps.h"
+#include "meta.h"
 #include "metrics.h"
 #include "psi.h"
 #include "space.h"
@@ -200,6 +202,101 @@ TEST(incomplete_marking_never_replaces)
 	s = slurp("cores/core.3.incomplete");
 	CHECK(s && strcmp(s, "x") == 0);
 	free(s);
+}
+
+/* The file @rel compressed as one zstd frame into @out, less its last @cut bytes. */
+static void zst_of(const char *rel, const char *out, size_t cut)
+{
+	struct stat st;
+	void *in, *z;
+	size_t zn;
+	FILE *f;
+
+	CHECK(stat(tpath(rel), &st) == 0);
+	in = malloc((size_t)st.st_size);
+	f = fopen(tpath(rel), "r");
+	CHECK(f && fread(in, 1, (size_t)st.st_size, f) == (size_t)st.st_size);
+	fclose(f);
+	z = malloc(ZSTD_compressBound((size_t)st.st_size));
+	zn = ZSTD_compress(z, ZSTD_compressBound((size_t)st.st_size), in, (size_t)st.st_size, 1);
+	CHECK(!ZSTD_isError(zn) && zn > cut);
+	mkfile(out, "");
+	f = fopen(tpath(out), "w");
+	fwrite(z, 1, zn - cut, f);
+	fclose(f);
+	free(in);
+	free(z);
+}
+
+/*
+ * Compressed cores (coredam-pipe's Compress=yes, systemd-coredump's store)
+ * are checked too: read to their end, short when the stream stops inside
+ * a frame or holds less than the headers declare.
+ */
+TEST(incomplete_zstd_cores_marked)
+{
+	bool bad;
+	int dfd;
+
+	write_core("raw/whole", 8192, 4096 + 8192);
+	write_core("raw/short", 8192, 4096 + 100);
+	mkfile("raw/text", "not a core, compressed\n");
+	zst_of("raw/whole", "cores/core.1.zst", 0);
+	zst_of("raw/short", "cores/core.2.zst", 0);
+	zst_of("raw/whole", "cores/core.3.zst", 5);	/* the stream cut inside its frame */
+	zst_of("raw/text", "cores/notes.zst", 0);
+	dfd = open(tpath("cores"), O_RDONLY | O_DIRECTORY);
+	bad = true;
+	CHECK(coredam_core_incomplete(dfd, "core.1.zst", &bad) == 0 && !bad);
+	bad = false;
+	CHECK(coredam_core_incomplete(dfd, "core.2.zst", &bad) == 0 && bad);
+	bad = false;
+	CHECK(coredam_core_incomplete(dfd, "core.3.zst", &bad) == 0 && bad);
+	CHECK_EQ_INT(coredam_core_incomplete(dfd, "notes.zst", &bad), -EMEDIUMTYPE);
+	close(dfd);
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 2);
+	CHECK(access(tpath("cores/core.1.zst"), F_OK) == 0);
+	CHECK(access(tpath("cores/core.2.zst.incomplete"), F_OK) == 0);
+	CHECK(access(tpath("cores/core.3.zst.incomplete"), F_OK) == 0);
+	CHECK(access(tpath("cores/notes.zst"), F_OK) == 0);
+}
+
+/*
+ * coredam-pipe's metadata beside a core the agent renames goes with it and
+ * says so; a file of that name in another format is left alone.
+ */
+TEST(incomplete_marking_moves_the_metadata)
+{
+	struct coredam_core_meta m = { .core = "core.5", .comm = "crasher", .compression = "none",
+				       .rlimit = UINT64_MAX, .dumpable = 1, .cgroup = "/coredump.slice" };
+	char text[4096], *s;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "  skipped: only root's metadata is the helper's\n");
+		return;
+	}
+	write_core("cores/core.5", 8192, 4096 + 100);
+	CHECK(coredam_meta_format(&m, text, sizeof(text)) > 0);
+	mkfile("cores/core.5.json", text);
+	CHECK(chmod(tpath("cores/core.5.json"), 0640) == 0);
+	write_core("cores/core.6", 8192, 4096 + 100);
+	mkfile("cores/core.6.json", "{\"someone\": \"else\"}\n");
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 2);
+	CHECK(access(tpath("cores/core.5.json"), F_OK) < 0);
+	s = slurp("cores/core.5.incomplete.json");
+	CHECK(s && strncmp(s, "{\"core\": \"core.5.incomplete\", \"pid\"", 35) == 0);
+	CHECK(s && strstr(s, "\"truncated\": true,") && !strstr(s, "\"truncated\": false"));
+	CHECK(s && strstr(s, "\"comm\": \"crasher\"") && strstr(s, "\"cgroup\": \"/coredump.slice\"}"));
+	free(s);
+	{
+		struct stat st;
+
+		CHECK(stat(tpath("cores/core.5.incomplete.json"), &st) == 0 && (st.st_mode & 07777) == 0640);
+	}
+	s = slurp("cores/core.6.json");
+	CHECK(s && strcmp(s, "{\"someone\": \"else\"}\n") == 0);
+	free(s);
+	CHECK(access(tpath("cores/core.6.incomplete"), F_OK) == 0);
 }
 
 /* Headers claiming data beyond 2^64 bytes: incomplete, not wrapped around to "short". Found by fuzz_core. */
