@@ -442,6 +442,69 @@ def test_caps_end_a_big_and_a_stalled_dump(boot):
     assert "cut at [Pipe] CoreTimeMax=" in dmesg, dmesg[-3000:]
 
 
+FAIR_CONF = """\
+[Cgroup]
+Path=/coredump.slice
+[Limits]
+Concurrency=1
+QueueCap=3
+WaitTimeout=10min
+"""
+
+FAIR = LIB + r"""
+mkdir -p /sys/fs/cgroup/coredump.slice
+echo +io > /sys/fs/cgroup/cgroup.subtree_control
+# 1 MB/s for the dump cgroup: each 8 MB core holds the one slot for seconds
+echo "$(cat /sys/block/${SCRATCH_DEV#/dev/}/dev) wbps=1000000" > /sys/fs/cgroup/coredump.slice/io.max
+echo "%s" > /proc/sys/kernel/core_pattern
+mkdir -p /tmp/f; chmod 1777 /tmp/f
+pids=""
+for i in 0 1 2 3 4 5; do
+    crasher -u 1000 -m 8 -w /tmp/f/go.$i -r /tmp/f/ready.$i & pids="$pids $!"
+done
+waitfor 300 "6 crashers of uid 1000 ready" count_ready /tmp/f 6
+for i in 0 1 2 3 4 5; do touch /tmp/f/go.$i; done
+# one writes, three wait, two are turned away: the queue is full
+waitfor 120 "two of uid 1000 turned away" sh -c '[ $(dmesg | grep -c "dropped: queue full") -ge 2 ]'
+ls /run/coredam/pipe > $RESULTS/queue.full
+# a root daemon crashes into the full queue
+crasher -m 8 & echo $! > $RESULTS/root.pid
+for p in $pids; do wait $p || true; done
+wait
+wait_cores 4
+collect
+for f in /scratch/cores/core.*; do
+    case $f in *.json|*.incomplete) continue;; esac
+    corecheck $f >> $RESULTS/cores.json || true
+done
+""" % PATTERN
+
+
+def test_one_users_storm_does_not_hold_back_another(boot):
+    """A storm of one user's crashes fills the helper's queue (one slot,
+    three waiting places); a root daemon's crash then pushes out that
+    user's newest waiter and gets the next slot, ahead of the storm's
+    older waiters, as the kernel series shares them."""
+    res = boot(FAIR, kernel="stock", files={"coredam.conf": FAIR_CONF}, timeout=600)
+    assert res.rc == 0, res.output
+    ms = meta(res)
+    root = int(res.text("root.pid"))
+    by_admission = sorted(ms, key=lambda m: m["admitted_usec"])
+    assert [m["uid"] for m in by_admission] == [1000, 0, 1000, 1000], by_admission
+    assert by_admission[1]["pid"] == root, by_admission
+    # the storm's own order is kept
+    storm = [m for m in by_admission if m["uid"] == 1000]
+    assert [m["ticket"] for m in storm] == sorted(m["ticket"] for m in storm), storm
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 4 and all(c["valid"] and c["complete"] for c in cores), cores
+    st = stats(res)
+    # two turned away at the door, one pushed out by root's
+    assert st["started"] == 7 and st["completed"] == 4 and st["skipped_full"] == 3, st
+    dmesg = res.text("dmesg.txt")
+    assert dmesg.count("dropped: queue full") == 2, dmesg[-3000:]
+    assert dmesg.count("a dump of another user took this one's") == 1, dmesg[-3000:]
+
+
 SPACE_CONF = """\
 [Cgroup]
 Path=/coredump.slice

@@ -558,7 +558,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (r >= 0)
-		r = coredam_pipe_enqueue(&q, a.pid, &fallback, &ahead);
+		r = coredam_pipe_enqueue(&q, a.pid, a.uid, &fallback, &ahead);
 	if (r > 0) {
 		m.ticket = q.ticket;
 		r = coredam_pipe_wait(&q, &fallback, stop_fd, &wr, &waited);
@@ -591,10 +591,14 @@ int main(int argc, char **argv)
 			       "core of pid %d (uid %u, signal %d) dropped: no write slot within %u ms (%u at once, ticket %" PRIu64 "; %s)",
 			       (int)a.pid, (unsigned)a.uid, a.signal, b.timeout_ms, b.concurrency, q.ticket,
 			       agent ? "budget from coredamd" : "coredamd not running: budget from the configuration");
+		else if (wr == COREDAM_PIPE_PUSHED_OUT)
+			logmsg(LOG_WARNING,
+			       "core of pid %d (uid %u, signal %d) dropped: the queue was full and uid %u held more of its waiting places than any other user; a dump of another user took this one's after %" PRIu64 " ms",
+			       (int)a.pid, (unsigned)a.uid, a.signal, (unsigned)a.uid, m.waited_ms);
 		else
 			logmsg(LOG_WARNING, "core of pid %d dropped: stopped by a signal after waiting %" PRIu64 " ms",
 			       (int)a.pid, m.waited_ms);
-		out.what[out.n++] = wr == COREDAM_PIPE_FULL ? COREDAM_PIPE_SKIPPED_FULL
+		out.what[out.n++] = wr == COREDAM_PIPE_FULL || wr == COREDAM_PIPE_PUSHED_OUT ? COREDAM_PIPE_SKIPPED_FULL
 				    : wr == COREDAM_PIPE_TIMEOUT ? COREDAM_PIPE_SKIPPED_TIMEOUT
 								 : COREDAM_PIPE_SKIPPED_KILLED;
 		count_outcome(roots.state, &out);

@@ -326,6 +326,7 @@ int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret)
 #define LOCK_FILE "lock"
 #define TICKET_FILE "ticket"
 #define BUDGET_FILE "budget"
+#define GRANTS_FILE "grants"
 #define STATS_FILE "stats"
 
 static int open_pipe_dir(const char *state_dir, bool create, int *ret_fd)
@@ -585,11 +586,16 @@ static bool entry_name(const char *name, uint64_t *ret)
 	return strncmp(name, "q.", 2) == 0 && parse_u64(name + 2, ret) == 0;
 }
 
-/* Is the ticket file held by a live helper? Removes it if not (caller holds the lock exclusively). */
-static bool entry_alive(int dirfd, const char *name, bool reap, char *ret_state)
+/*
+ * Is the ticket file held by a live helper? Removes it if not (caller
+ * holds the lock exclusively). Reads its state letter and source uid.
+ */
+static bool entry_alive(int dirfd, const char *name, bool reap, struct coredam_pipe_entry *e)
 {
 	_cleanup_close_ int fd = -1;
-	char c = '?';
+	char buf[64];
+	unsigned int uid;
+	ssize_t n;
 
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -599,44 +605,204 @@ static bool entry_alive(int dirfd, const char *name, bool reap, char *ret_state)
 			unlinkat(dirfd, name, 0);
 		return false;
 	}
-	if (ret_state && pread(fd, &c, 1, 0) == 1)
-		*ret_state = c;
+	e->state = '?';
+	e->uid = COREDAM_PIPE_NO_UID;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0) {
+		buf[n] = '\0';
+		e->state = buf[0];
+		/* "S PID UID": an entry of an older helper has no uid, a source of its own */
+		if (sscanf(buf + 1, "%*d %u", &uid) == 1)
+			e->uid = uid;
+	}
 	return true;
 }
 
-/* Walk the tickets: count live ones older than @mine; with @reap remove dead ones. */
-static int scan(int dirfd, uint64_t mine, bool reap, uint32_t *ret_older, uint32_t *ret_writing,
-		uint32_t *ret_waiting)
+/* The live tickets, in any order; with @reap dead ones are removed. */
+static int collect(int dirfd, bool reap, struct coredam_pipe_entry **ret, size_t *ret_n)
 {
 	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_free_ struct coredam_pipe_entry *v = NULL;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
-	uint32_t older = 0, writing = 0, waiting = 0;
 	int r;
 
 	r = opendir_at(dirfd, ".", &d);
 	if (r < 0)
 		return r;
 	while ((de = readdir(d))) {
-		uint64_t t;
-		char state = '?';
+		struct coredam_pipe_entry e;
 
-		if (!entry_name(de->d_name, &t) || t == mine)
+		if (!entry_name(de->d_name, &e.ticket) || !entry_alive(dirfd, de->d_name, reap, &e))
 			continue;
-		if (!entry_alive(dirfd, de->d_name, reap, &state))
-			continue;
-		if (t < mine)
-			older++;
-		if (state == 'W')
-			writing++;
-		else
-			waiting++;
+		if (n == cap) {
+			struct coredam_pipe_entry *nv;
+
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				return -ENOMEM;
+			v = nv;
+		}
+		v[n++] = e;
 	}
-	if (ret_older)
-		*ret_older = older;
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+/*
+ * @e's turn: the slots its source was granted among the last ones
+ * (@recent), plus its source's waiters ahead of it in arrival order.
+ */
+static uint32_t turn_of(const struct coredam_pipe_entry *v, size_t n, const uint32_t *recent, size_t n_recent,
+			const struct coredam_pipe_entry *e)
+{
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < n_recent; i++)
+		k += recent[i] == e->uid;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].state != 'W' && v[i].state != 'X' && v[i].uid == e->uid && v[i].ticket < e->ticket)
+			k++;
+	return k;
+}
+
+void coredam_pipe_rank(const struct coredam_pipe_entry *v, size_t n, const uint32_t *recent, size_t n_recent,
+		       uint64_t ticket, uint32_t *ret_writing, uint32_t *ret_ahead)
+{
+	const struct coredam_pipe_entry *me = NULL;
+	uint32_t writing = 0, ahead = 0, my_turn = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].ticket == ticket)
+			me = &v[i];
+		else if (v[i].state == 'W')
+			writing++;
+	}
+	if (me)
+		my_turn = turn_of(v, n, recent, n_recent, me);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t turn;
+
+		if (&v[i] == me || v[i].state == 'W' || v[i].state == 'X')
+			continue;
+		if (!me) {
+			ahead++;	/* no ticket: everything waiting is ahead */
+			continue;
+		}
+		turn = turn_of(v, n, recent, n_recent, &v[i]);
+		if (turn < my_turn || (turn == my_turn && v[i].ticket < ticket))
+			ahead++;
+	}
+	*ret_writing = writing;
+	*ret_ahead = writing + ahead;
+}
+
+const struct coredam_pipe_entry *coredam_pipe_pick_pushed_out(const struct coredam_pipe_entry *v, size_t n,
+							      uint32_t uid)
+{
+	const struct coredam_pipe_entry *newest = NULL;
+	uint32_t mine = 1, theirs = 0;	/* mine counts the dump that arrives */
+	uint32_t cand = COREDAM_PIPE_NO_UID;
+
+	/* the source with the most waiting places, found by a count for each */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = 0;
+
+		if (v[i].state != 'Q')
+			continue;
+		for (size_t j = 0; j < n; j++)
+			c += v[j].state == 'Q' && v[j].uid == v[i].uid;
+		if (c > theirs || (c == theirs && v[i].uid == cand)) {
+			theirs = c;
+			cand = v[i].uid;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		mine += v[i].state == 'Q' && v[i].uid == uid;
+	if (cand == uid || theirs <= mine)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].state == 'Q' && v[i].uid == cand && (!newest || v[i].ticket > newest->ticket))
+			newest = &v[i];
+	return newest;
+}
+
+/* The sources of the last COREDAM_PIPE_RECENT grants, oldest first; none when unreadable. */
+static size_t recent_read(int dirfd, uint32_t recent[COREDAM_PIPE_RECENT])
+{
+	_cleanup_free_ char *s = NULL;
+	size_t n = 0;
+
+	if (read_file_at(dirfd, GRANTS_FILE, 1024, &s) < 0)
+		return 0;
+	for (char *p = s, *tok; n < COREDAM_PIPE_RECENT && (tok = strsep(&p, " \n"));) {
+		uint64_t v;
+
+		if (*tok && parse_u64(tok, &v) == 0 && v <= UINT32_MAX)
+			recent[n++] = (uint32_t)v;
+	}
+	return n;
+}
+
+/* Append @uid to the grants, keeping the last COREDAM_PIPE_RECENT. */
+static int recent_add(int dirfd, uint32_t uid)
+{
+	uint32_t recent[COREDAM_PIPE_RECENT + 1];
+	size_t n = recent_read(dirfd, recent), first;
+	char buf[COREDAM_PIPE_RECENT * 11 + 2];
+	size_t o = 0;
+
+	recent[n++] = uid;
+	first = n > COREDAM_PIPE_RECENT ? n - COREDAM_PIPE_RECENT : 0;
+	for (size_t i = first; i < n; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%" PRIu32, i > first ? " " : "", recent[i]);
+	o += (size_t)snprintf(buf + o, sizeof(buf) - o, "\n");
+	return write_file_atomic_at(dirfd, GRANTS_FILE, buf, o, 0600);
+}
+
+/* Under the lock: writing, and writing plus waiting ahead of @ticket (UINT64_MAX: of a newcomer). */
+static int scan(int dirfd, uint64_t ticket, bool reap, uint32_t *ret_writing, uint32_t *ret_ahead,
+		uint32_t *ret_live)
+{
+	_cleanup_free_ struct coredam_pipe_entry *v = NULL;
+	uint32_t writing, ahead, live = 0, recent[COREDAM_PIPE_RECENT];
+	size_t n = 0, n_recent;
+	int r;
+
+	r = collect(dirfd, reap, &v, &n);
+	if (r < 0)
+		return r;
+	n_recent = recent_read(dirfd, recent);
+	coredam_pipe_rank(v, n, recent, n_recent, ticket, &writing, &ahead);
+	for (size_t i = 0; i < n; i++)
+		live += v[i].ticket != ticket && v[i].state != 'X';
 	if (ret_writing)
 		*ret_writing = writing;
-	if (ret_waiting)
-		*ret_waiting = waiting;
+	if (ret_ahead)
+		*ret_ahead = ahead;
+	if (ret_live)
+		*ret_live = live;
+	return 0;
+}
+
+/* Mark the entry @e (not ours) pushed out: its helper leaves at its next count. */
+static int push_out(int dirfd, const struct coredam_pipe_entry *e)
+{
+	_cleanup_close_ int fd = -1;
+	char name[32];
+	int r;
+
+	r = xsnprintf(name, sizeof(name), "q.%020" PRIu64, e->ticket);
+	if (r < 0)
+		return r;
+	/* closed after writing: IN_CLOSE_WRITE wakes the waiters that watch */
+	fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (pwrite(fd, "X", 1, 0) != 1)
+		return -EIO;
 	return 0;
 }
 
@@ -650,29 +816,45 @@ static struct coredam_pipe_budget budget_now(int dirfd, const struct coredam_pip
 	return b;
 }
 
-int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, const struct coredam_pipe_budget *fallback,
-			 uint32_t *ret_ahead)
+int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uid_t uid,
+			 const struct coredam_pipe_budget *fallback, uint32_t *ret_ahead)
 {
 	_cleanup_close_ int lfd = -1, efd = -1;
 	_cleanup_free_ char *s = NULL;
 	struct coredam_pipe_budget b;
 	uint64_t t = 0;
 	uint32_t live;
-	char buf[32], name[32];
+	char buf[48], name[32];
 	int r;
 
 	r = lock_dir(q->dirfd, LOCK_EX, &lfd);
 	if (r < 0)
 		return r;
-	/* the cap first, under the lock: a dump beyond it costs no ticket and no inotify instance */
+	/*
+	 * The cap first, under the lock: a dump beyond it costs no ticket and
+	 * no inotify instance, unless another source holds more of the
+	 * waiting places than this dump's would (counting it): then that
+	 * source's newest waiter leaves instead, so one user's storm cannot
+	 * take every place.
+	 */
 	b = budget_now(q->dirfd, fallback);
 	if (b.concurrency && b.waiting) {
-		r = scan(q->dirfd, UINT64_MAX, true, &live, NULL, NULL);
+		_cleanup_free_ struct coredam_pipe_entry *v = NULL;
+		const struct coredam_pipe_entry *out;
+		size_t n = 0;
+
+		r = scan(q->dirfd, UINT64_MAX, true, NULL, NULL, &live);
 		if (r < 0)
 			return r;
 		if ((uint64_t)live >= (uint64_t)b.concurrency + b.waiting) {
-			*ret_ahead = live;
-			return 0;
+			r = collect(q->dirfd, false, &v, &n);
+			if (r < 0)
+				return r;
+			out = coredam_pipe_pick_pushed_out(v, n, (uint32_t)uid);
+			if (!out || push_out(q->dirfd, out) < 0) {
+				*ret_ahead = live;
+				return 0;
+			}
 		}
 	}
 	r = read_file_at(q->dirfd, TICKET_FILE, 64, &s);
@@ -698,7 +880,7 @@ int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, const struct c
 		unlinkat(q->dirfd, name, 0);
 		return r;
 	}
-	r = xsnprintf(buf, sizeof(buf), "Q %d\n", (int)pid);
+	r = xsnprintf(buf, sizeof(buf), "Q %d %u\n", (int)pid, (unsigned int)uid);
 	if (r < 0 || write(efd, buf, (size_t)r) != r) {
 		unlinkat(q->dirfd, name, 0);
 		return -EIO;
@@ -711,14 +893,57 @@ int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, const struct c
 		return r;
 	}
 	q->ticket = t;
+	q->uid = (uint32_t)uid;
 	snprintf(q->entry, sizeof(q->entry), "%s", name);
 	q->entry_fd = take_fd(&efd);
-	r = scan(q->dirfd, t, true, ret_ahead, NULL, NULL);
+	r = scan(q->dirfd, t, true, NULL, ret_ahead, NULL);
 	if (r < 0) {
 		coredam_pipe_release(q);
 		return r;
 	}
 	return 1;
+}
+
+/* Our state letter: 'X' once another dump pushed us out. */
+static char own_state(const struct coredam_pipe_queue *q)
+{
+	char c = '?';
+
+	if (q->entry_fd < 0 || pread(q->entry_fd, &c, 1, 0) != 1)
+		return '?';
+	return c;
+}
+
+/*
+ * Count under the lock and, when admitted (@concurrency 0: always), mark
+ * the ticket writing before the lock is let go: the next count sees the
+ * slot taken. *ret_ahead: writing plus the waiters ranked before us.
+ */
+static int try_admit(struct coredam_pipe_queue *q, uint32_t concurrency, bool *ret_admitted, bool *ret_out,
+		     uint32_t *ret_ahead)
+{
+	_cleanup_close_ int lfd = -1;
+	int r;
+
+	r = lock_dir(q->dirfd, LOCK_EX, &lfd);
+	if (r < 0)
+		return r;
+	*ret_admitted = false;
+	*ret_out = own_state(q) == 'X';
+	if (*ret_out)
+		return 0;
+	r = scan(q->dirfd, q->ticket, true, NULL, ret_ahead, NULL);
+	if (r < 0)
+		return r;
+	if (concurrency == 0 || *ret_ahead < concurrency) {
+		r = coredam_pipe_mark_writing(q);
+		if (r < 0)
+			return r;
+		*ret_admitted = true;
+		/* a grant not remembered costs fairness, never the slot */
+		(void)recent_add(q->dirfd, q->uid);
+	}
+	return 0;
 }
 
 int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret)
@@ -729,7 +954,7 @@ int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret)
 	r = lock_dir(q->dirfd, LOCK_EX, &lfd);
 	if (r < 0)
 		return r;
-	return scan(q->dirfd, q->ticket, true, ret, NULL, NULL);
+	return scan(q->dirfd, q->ticket, true, NULL, ret, NULL);
 }
 
 int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint32_t *ret_waiting)
@@ -743,7 +968,16 @@ int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint3
 	r = lock_dir(dfd, LOCK_SH, &lfd);
 	if (r < 0)
 		return r;
-	return scan(dfd, UINT64_MAX, false, NULL, ret_writing, ret_waiting);
+	{
+		uint32_t writing, ahead;
+
+		r = scan(dfd, UINT64_MAX, false, &writing, &ahead, NULL);
+		if (r < 0)
+			return r;
+		*ret_writing = writing;
+		*ret_waiting = ahead - writing;
+		return 0;
+	}
 }
 
 int coredam_pipe_mark_writing(struct coredam_pipe_queue *q)
@@ -839,11 +1073,17 @@ int coredam_pipe_wait(struct coredam_pipe_queue *q, const struct coredam_pipe_bu
 		uint32_t ahead;
 		int n = 0, timeout;
 
-		r = coredam_pipe_ahead(q, &ahead);
+		bool admitted, out;
+
+		r = try_admit(q, b.concurrency, &admitted, &out, &ahead);
 		if (r < 0)
 			return r;
 		waited = now_usec(CLOCK_MONOTONIC) - start;
-		if (b.concurrency == 0 || ahead < b.concurrency) {
+		if (out) {
+			set_result(COREDAM_PIPE_PUSHED_OUT, start, ret, ret_waited_usec);
+			return 0;
+		}
+		if (admitted) {
 			set_result(COREDAM_PIPE_ADMIT, start, ret, ret_waited_usec);
 			return 0;
 		}
