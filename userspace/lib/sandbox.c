@@ -45,7 +45,8 @@
  * unlinkat, fsync, getrandom for names), the counters (mkdir of the state
  * directory's path, which exists), the log (write) and libc's own
  * (memory, time, signals, exit). No exec, fork, socket, ptrace, mount,
- * namespace, module, BPF, keyring or prctl call is here.
+ * namespace, module, BPF, keyring or prctl call is here, and no signal to
+ * another process: tgkill (abort()'s) only to our own.
  */
 static const int allowed[] = {
 	__NR_read, __NR_write, __NR_readv, __NR_writev, __NR_pread64, __NR_pwrite64, __NR_lseek,
@@ -58,7 +59,7 @@ static const int allowed[] = {
 	__NR_mmap, __NR_munmap, __NR_mremap, __NR_mprotect, __NR_madvise, __NR_brk,
 	__NR_clock_gettime, __NR_clock_getres, __NR_clock_nanosleep, __NR_nanosleep, __NR_gettimeofday,
 	__NR_getpid, __NR_gettid, __NR_getppid, __NR_getuid, __NR_geteuid, __NR_getgid, __NR_getegid,
-	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn, __NR_signalfd4, __NR_tgkill,
+	__NR_rt_sigprocmask, __NR_rt_sigaction, __NR_rt_sigreturn, __NR_signalfd4,
 	__NR_futex, __NR_sched_yield, __NR_restart_syscall, __NR_exit, __NR_exit_group,
 #ifdef __NR_poll
 	__NR_poll,
@@ -82,7 +83,8 @@ static const int allowed[] = {
 
 static int seccomp_enter(void)
 {
-	struct sock_filter f[8 + ALLOW_INSNS];
+	struct sock_filter f[16 + ALLOW_INSNS];
+	uint32_t pid = (uint32_t)getpid();
 	size_t n = 0;
 
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -94,6 +96,16 @@ static int seccomp_enter(void)
 	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __X32_SYSCALL_BIT, 0, 1);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
 #endif
+	/*
+	 * tgkill(getpid(), ...) only: abort() signals itself. The low word of
+	 * args[0] (both architectures here are little-endian); a tgid that
+	 * is not ours, negative ones included, differs in it.
+	 */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 0, 4);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	for (size_t i = 0; i < N_ALLOWED; i++) {
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)allowed[i], 0, 1);
 		f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);

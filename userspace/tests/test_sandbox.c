@@ -86,6 +86,9 @@ static void inside(int dest, const char *state, const char *outside)
 	errno = 0;
 	CHECK(kill(1, 0) < 0 && errno == EPERM);
 	errno = 0;
+	CHECK(syscall(SYS_tgkill, 1, 1, 0) < 0 && errno == EPERM);
+	CHECK(syscall(SYS_tgkill, getpid(), gettid(), 0) == 0);	/* abort()'s own signal */
+	errno = 0;
 	CHECK(fork() < 0 && errno == EPERM);
 	status_field("CapEff", v, sizeof(v));
 	CHECK_STREQ(v, "0000000000000000");
