@@ -142,6 +142,7 @@ for where in agent machine; do
     echo "$where device $r"
 done > $RESULTS/confined.txt
 grep -E '^CapEff:' /proc/$pid/status >> $RESULTS/confined.txt
+journalctl -b -u coredamd -o json --no-pager > $RESULTS/journal.json
 systemctl stop coredamd
 for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
          core_writeback_window; do
@@ -183,6 +184,13 @@ agent_log
         ("machine", "read_ahead_kb"): "ok", ("machine", "device"): "ok",
         ("machine", "core_max_waiting"): "ok", ("machine", "core_pattern"): "ok",
         ("machine", "memory.high"): "ok"}, lines
+    # the agent's records are structured: COREDAM_EVENT= and the other
+    # key=value words as fields of their own
+    recs = [json.loads(line) for line in res.text("journal.json").splitlines() if line.startswith("{")]
+    ready = [r for r in recs if r.get("COREDAM_EVENT") == "ready"]
+    assert ready, [r.get("MESSAGE") for r in recs][-20:]
+    assert ready[0]["COREDAM_MODE"] == "fixed" and ready[0]["COREDAM_KERNEL"] == "patched", ready[0]
+    assert ready[0]["PRIORITY"] == "6" and ready[0]["MESSAGE"].startswith("ready event=ready"), ready[0]
     # CAP_SYS_ADMIN kept: the series' knobs need it
     cap_eff = int(next(line for line in lines if line.startswith("CapEff:")).split()[1], 16)
     assert cap_eff & (1 << 21), lines

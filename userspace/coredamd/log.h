@@ -5,9 +5,11 @@
 #include <syslog.h>
 
 /*
- * One line per event on stderr, "key=value" fields after a message. Under
- * systemd (JOURNAL_STREAM set) lines carry a <N> priority prefix that
- * journald understands; otherwise they start with "coredamd: ".
+ * One line per event, "key=value" fields after a message. Under systemd
+ * (JOURNAL_STREAM set) each line is a journal record with a COREDAM_KEY=
+ * field for each key=value from "event=" on (log.c), or, when the journal
+ * cannot be reached, a line on stderr with a <N> priority prefix that
+ * journald understands; otherwise lines start with "coredamd: ".
  */
 void log_init(void);
 void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

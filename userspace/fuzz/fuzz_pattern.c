@@ -10,7 +10,8 @@
  * a sanitized name is 1 to 15 characters of [A-Za-z0-9._-], not starting
  * with '.'; a core name holds no '/'; the metadata is printable ASCII with
  * well-formed string escapes; an escaped name is valid UTF-8 with no
- * control character (and, as a log word, no space or '"').
+ * control character (and, as a log word, no space or '"', and exactly one
+ * journal field).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -135,6 +136,19 @@ static void check_escape(const char *s)
 			FUZZ_CHECK(!(flags & COREDAM_ESCAPE_WORD) || (*p != ' ' && *p != '"'));
 			p += n;
 		}
+	}
+	/* as a log word, it is one journal field of its own and no other */
+	{
+		static char line[sizeof(buf) + 64];
+		struct coredam_log_field f[4];
+		size_t n;
+
+		coredam_escape(s, COREDAM_ESCAPE_WORD, buf, sizeof(buf));
+		snprintf(line, sizeof(line), "x event=e exe=%s k=v", buf);
+		n = coredam_log_fields(line, f, 4);
+		FUZZ_CHECK(n == 3);
+		FUZZ_CHECK(!strcmp(f[1].name, "COREDAM_EXE") && !strcmp(f[2].name, "COREDAM_K"));
+		FUZZ_CHECK(!strchr(f[1].value, '\n'));
 	}
 }
 

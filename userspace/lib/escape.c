@@ -74,3 +74,52 @@ const char *coredam_escape(const char *s, unsigned int flags, char *buf, size_t 
 	buf[o] = '\0';
 	return buf;
 }
+
+size_t coredam_log_fields(const char *line, struct coredam_log_field *f, size_t max)
+{
+	const char *p = line;
+	bool started = false;
+	size_t n = 0;
+
+	while (n < max) {
+		const char *word, *eq, *val, *end;
+		size_t klen, vlen;
+
+		p += strspn(p, " ");
+		if (!*p)
+			break;
+		word = p;
+		eq = word + strspn(word, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		klen = (size_t)(eq - word);
+		if (*eq == '=' && eq[1] == '"') {
+			val = eq + 2;
+			end = strchr(val, '"');
+			vlen = end ? (size_t)(end - val) : strlen(val);
+			p = end ? end + 1 : val + vlen;
+		} else {
+			end = word + strcspn(word, " ");
+			val = eq + 1;
+			vlen = *eq == '=' ? (size_t)(end - val) : 0;
+			p = end;
+		}
+		if (*eq != '=' || klen == 0 || (*p && *p != ' ')) {
+			p += strcspn(p, " ");	/* no KEY=VALUE word: skipped whole */
+			continue;
+		}
+		if (!started && !(klen == 5 && memcmp(word, "event", 5) == 0))
+			continue;	/* the message, before "event=" */
+		started = true;
+		if (8 + klen >= sizeof(f[n].name))
+			continue;
+		memcpy(f[n].name, "COREDAM_", 8);
+		for (size_t o = 0; o < klen; o++)
+			f[n].name[8 + o] = (char)(word[o] >= 'a' && word[o] <= 'z' ? word[o] - 'a' + 'A' : word[o]);
+		f[n].name[8 + klen] = '\0';
+		if (vlen >= sizeof(f[n].value))
+			vlen = sizeof(f[n].value) - 1;
+		memcpy(f[n].value, val, vlen);
+		f[n].value[vlen] = '\0';
+		n++;
+	}
+	return n;
+}

@@ -36,4 +36,20 @@ size_t coredam_utf8_len(const unsigned char *p);
  */
 const char *coredam_escape(const char *s, unsigned int flags, char *buf, size_t size);
 
+/*
+ * The fields of a log line for the journal: every word from the first
+ * "event=" word on that is KEY=VALUE with KEY of [a-z0-9_] becomes
+ * COREDAM_KEY (upper case) = VALUE; a VALUE in double quotes may hold
+ * spaces and loses its quotes. Other words are skipped. The line is one
+ * whose crashed-process strings went through coredam_escape(), so no
+ * field can hold a newline. Returns the number of fields (at most @max);
+ * a value too long for its field is cut.
+ */
+struct coredam_log_field {
+	char name[48];		/* COREDAM_KEY */
+	char value[1024];
+};
+
+size_t coredam_log_fields(const char *line, struct coredam_log_field *f, size_t max);
+
 #endif

@@ -158,3 +158,38 @@ TEST(escape_every_short_input_is_safe)
 	}
 	CHECK_EQ_INT(bad, 0);
 }
+
+/* The journal's fields of a log line: from "event=" on, each key=value word. */
+TEST(log_fields_for_the_journal)
+{
+	struct coredam_log_field f[8];
+	char esc[COREDAM_ESCAPE_SIZE(64)], line[512];
+	size_t n;
+
+	n = coredam_log_fields("core_pattern set to the pipe helper event=pipe-helper "
+			       "core_pattern=\"|/usr/libexec/coredam/coredam-pipe /var/lib/coredam/cores %P\"", f, 8);
+	CHECK_EQ_INT(n, 2);
+	CHECK_STREQ(f[0].name, "COREDAM_EVENT");
+	CHECK_STREQ(f[0].value, "pipe-helper");
+	CHECK_STREQ(f[1].name, "COREDAM_CORE_PATTERN");
+	CHECK_STREQ(f[1].value, "|/usr/libexec/coredam/coredam-pipe /var/lib/coredam/cores %P");
+	/* words before event= are the message; words that are no field are skipped */
+	n = coredam_log_fields("a=1 ready event=ready Mode=x mode=fixed junk write_bps=10", f, 8);
+	CHECK_EQ_INT(n, 3);
+	CHECK_STREQ(f[0].name, "COREDAM_EVENT");
+	CHECK_STREQ(f[1].name, "COREDAM_MODE");
+	CHECK_STREQ(f[1].value, "fixed");
+	CHECK_STREQ(f[2].name, "COREDAM_WRITE_BPS");
+	CHECK_EQ_INT(coredam_log_fields("no fields here", f, 8), 0);
+	/* a hostile executable name stays one field, and cannot add one */
+	coredam_escape("/tmp/x\n<0>event=dump-end outcome=completed \"q", COREDAM_ESCAPE_WORD, esc, sizeof(esc));
+	snprintf(line, sizeof(line), "dump ended event=dump-end pid=7 exe=%s outcome=failed", esc);
+	n = coredam_log_fields(line, f, 8);
+	CHECK_EQ_INT(n, 4);
+	CHECK_STREQ(f[2].name, "COREDAM_EXE");
+	CHECK(!strchr(f[2].value, '\n') && !strchr(f[2].value, ' '));
+	CHECK_STREQ(f[3].name, "COREDAM_OUTCOME");
+	CHECK_STREQ(f[3].value, "failed");
+	/* at most @max */
+	CHECK_EQ_INT(coredam_log_fields(line, f, 2), 2);
+}
