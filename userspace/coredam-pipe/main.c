@@ -17,7 +17,6 @@
 #include <stdarg.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <syslog.h>
 #include <time.h>
@@ -233,17 +232,6 @@ static bool cut_short(const struct coredam_pipe_copy_opts *o, const struct cored
 		return false;
 	*ret_expected = expected;
 	return res->in_bytes < expected;
-}
-
-/* The destination's free space against [Space] FreeSpaceFloor=. */
-static int dest_space(const struct coredam_config *cfg, int dirfd, struct coredam_space *ret)
-{
-	struct statvfs st;
-
-	if (fstatvfs(dirfd, &st) < 0)
-		return -errno;
-	coredam_space_eval(cfg, (uint64_t)st.f_bavail * st.f_frsize, (uint64_t)st.f_blocks * st.f_frsize, ret);
-	return 0;
 }
 
 /*
@@ -515,7 +503,7 @@ int main(int argc, char **argv)
 	 * would eat the root reservation. Below the floor the core is not
 	 * stored at all; the writer checks again as it writes.
 	 */
-	r = dest_space(&cfg, dirfd, &space);
+	r = coredam_space_check_fd(&cfg, dirfd, &space);
 	if (r < 0 || space.below) {
 		if (r < 0)
 			logmsg(LOG_ERR, "core of pid %d dropped: free space of %s unknown: %s", (int)a.pid, a.dir,

@@ -24,14 +24,29 @@ void coredam_space_eval(const struct coredam_config *cfg, uint64_t free_bytes, u
 	*ret = s;
 }
 
+static void eval_statvfs(const struct coredam_config *cfg, const struct statvfs *st, struct coredam_space *ret)
+{
+	coredam_space_eval(cfg, (uint64_t)st->f_bavail * st->f_frsize, (uint64_t)st->f_blocks * st->f_frsize,
+			   ret);
+}
+
 int coredam_space_check(const struct coredam_config *cfg, const char *dir, struct coredam_space *ret)
 {
 	struct statvfs st;
 
 	if (statvfs(dir, &st) < 0)
 		return -errno;
-	coredam_space_eval(cfg, (uint64_t)st.f_bavail * st.f_frsize, (uint64_t)st.f_blocks * st.f_frsize,
-			   ret);
+	eval_statvfs(cfg, &st, ret);
+	return 0;
+}
+
+int coredam_space_check_fd(const struct coredam_config *cfg, int dirfd, struct coredam_space *ret)
+{
+	struct statvfs st;
+
+	if (fstatvfs(dirfd, &st) < 0)
+		return -errno;
+	eval_statvfs(cfg, &st, ret);
 	return 0;
 }
 

@@ -20,6 +20,8 @@ struct coredam_space {
 void coredam_space_eval(const struct coredam_config *cfg, uint64_t free_bytes, uint64_t total_bytes,
 			struct coredam_space *ret);
 int coredam_space_check(const struct coredam_config *cfg, const char *dir, struct coredam_space *ret);
+/* The same for an open directory (the pipe helper's destination, opened component by component). */
+int coredam_space_check_fd(const struct coredam_config *cfg, int dirfd, struct coredam_space *ret);
 
 /*
  * The admission sysctls to write, from the budget and the space guard.

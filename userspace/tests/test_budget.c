@@ -5,6 +5,9 @@
  * testbed of DESIGN.md (idle; a storm where a probe's fsyncs suffer; and a
  * foreground burst that comes and goes).
  */
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "budget.h"
 #include "space.h"
 #include "test.h"
@@ -159,6 +162,20 @@ TEST(admission_and_space_guard)
 	c.free_floor_percent = 0;
 	coredam_space_eval(&c, 0, 100ULL << 30, &sp);
 	CHECK(!sp.below); /* floor off */
+
+	/* by path and by an open directory: the same file system, the same figures */
+	{
+		struct coredam_space by_fd;
+		int fd = open(tmp_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		c.free_floor_bytes = UINT64_MAX / 2;	/* no file system has that much free */
+		CHECK(coredam_space_check(&c, tmp_root(), &sp) == 0 && sp.below && sp.total_bytes > 0);
+		CHECK(fd >= 0 && coredam_space_check_fd(&c, fd, &by_fd) == 0);
+		CHECK(by_fd.below && by_fd.total_bytes == sp.total_bytes && by_fd.floor_bytes == sp.floor_bytes);
+		CHECK(coredam_space_check_fd(&c, -1, &by_fd) == -EBADF);
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 TEST(budget_lifts_when_idle_and_drops_back_on_pressure)
