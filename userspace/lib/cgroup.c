@@ -98,15 +98,9 @@ int coredam_io_max_parse(const char *text, struct coredam_io_limit **ret, size_t
 			p++;
 		if (!*strstrip(line))
 			continue;
-		if (n == alloc) {
-			struct coredam_io_limit *nv;
-
-			alloc = alloc ? alloc * 2 : 4;
-			nv = realloc(v, alloc * sizeof(*v));
-			if (!nv)
-				return -ENOMEM;
-			v = nv;
-		}
+		r = grow_array((void **)&v, &alloc, n, sizeof(*v), 4);
+		if (r < 0)
+			return r;
 		r = coredam_io_limit_parse(line, &v[n]);
 		if (r < 0)
 			return r;
@@ -416,15 +410,8 @@ int coredam_cg_read_procs(int cgfd, pid_t **ret, size_t *ret_n)
 
 		if (parse_u32(p, &pid) < 0)
 			return -EBADMSG;
-		if (n == alloc) {
-			pid_t *nv;
-
-			alloc = alloc ? 2 * alloc : 16;
-			nv = realloc(v, alloc * sizeof(*v));
-			if (!nv)
-				return -ENOMEM;
-			v = nv;
-		}
+		if (grow_array((void **)&v, &alloc, n, sizeof(*v), 16) < 0)
+			return -ENOMEM;
 		v[n++] = (pid_t)pid;
 	}
 	*ret = TAKE_PTR(v);

@@ -107,15 +107,8 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 			if (p)
 				dp.syscw = strtoull(p + 7, NULL, 10);
 		}
-		if (n == alloc) {
-			struct coredam_dump *nv;
-
-			alloc = alloc ? 2 * alloc : 8;
-			nv = realloc(v, alloc * sizeof(*v));
-			if (!nv)
-				return -ENOMEM;
-			v = nv;
-		}
+		if (grow_array((void **)&v, &alloc, n, sizeof(*v), 8) < 0)
+			return -ENOMEM;
 		v[n++] = dp;
 	}
 	*ret = TAKE_PTR(v);

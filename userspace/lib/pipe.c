@@ -635,15 +635,9 @@ static int collect(int dirfd, bool reap, struct coredam_pipe_entry **ret, size_t
 
 		if (!entry_name(de->d_name, &e.ticket) || !entry_alive(dirfd, de->d_name, reap, &e))
 			continue;
-		if (n == cap) {
-			struct coredam_pipe_entry *nv;
-
-			cap = cap ? 2 * cap : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				return -ENOMEM;
-			v = nv;
-		}
+		r = grow_array((void **)&v, &cap, n, sizeof(*v), 16);
+		if (r < 0)
+			return r;
 		v[n++] = e;
 	}
 	*ret = TAKE_PTR(v);

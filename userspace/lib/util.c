@@ -547,3 +547,19 @@ int mkdir_p(const char *path, mode_t mode)
 	}
 	return 0;
 }
+
+int grow_array(void **p, size_t *alloc, size_t n, size_t size, size_t first)
+{
+	size_t want;
+	void *nv;
+
+	if (n < *alloc)
+		return 0;
+	want = *alloc ? 2 * *alloc : first;
+	nv = realloc(*p, want * size);
+	if (!nv)
+		return -ENOMEM;
+	*p = nv;
+	*alloc = want;
+	return 0;
+}

@@ -74,6 +74,13 @@ extern bool coredam_debug;
 void coredam_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define log_debug(...) do { if (coredam_debug) coredam_log_debug(__VA_ARGS__); } while (0)
 
+/*
+ * Room for one more element in the array *@p of *@alloc elements of @size
+ * bytes, @n of them used: doubled when full, @first elements the first
+ * time. -ENOMEM leaves the array as it was.
+ */
+int grow_array(void **p, size_t *alloc, size_t n, size_t size, size_t first);
+
 /* Fill @buf from @fd up to @size bytes or EOF; the count read. */
 ssize_t read_full(int fd, void *buf, size_t size);
 
