@@ -723,6 +723,16 @@ const struct coredam_pipe_entry *coredam_pipe_pick_pushed_out(const struct cored
 	return newest;
 }
 
+/* Live tickets other than @ticket, those pushed out and leaving not counted. */
+static uint32_t live_count(const struct coredam_pipe_entry *v, size_t n, uint64_t ticket)
+{
+	uint32_t live = 0;
+
+	for (size_t i = 0; i < n; i++)
+		live += v[i].ticket != ticket && v[i].state != 'X';
+	return live;
+}
+
 /* The sources of the last COREDAM_PIPE_RECENT grants, oldest first; none when unreadable. */
 static size_t recent_read(int dirfd, uint32_t recent[COREDAM_PIPE_RECENT])
 {
@@ -757,11 +767,10 @@ static int recent_add(int dirfd, uint32_t uid)
 }
 
 /* Under the lock: writing, and writing plus waiting ahead of @ticket (UINT64_MAX: of a newcomer). */
-static int scan(int dirfd, uint64_t ticket, bool reap, uint32_t *ret_writing, uint32_t *ret_ahead,
-		uint32_t *ret_live)
+static int scan(int dirfd, uint64_t ticket, bool reap, uint32_t *ret_writing, uint32_t *ret_ahead)
 {
 	_cleanup_free_ struct coredam_pipe_entry *v = NULL;
-	uint32_t writing, ahead, live = 0, recent[COREDAM_PIPE_RECENT];
+	uint32_t writing, ahead, recent[COREDAM_PIPE_RECENT];
 	size_t n = 0, n_recent;
 	int r;
 
@@ -770,14 +779,10 @@ static int scan(int dirfd, uint64_t ticket, bool reap, uint32_t *ret_writing, ui
 		return r;
 	n_recent = recent_read(dirfd, recent);
 	coredam_pipe_rank(v, n, recent, n_recent, ticket, &writing, &ahead);
-	for (size_t i = 0; i < n; i++)
-		live += v[i].ticket != ticket && v[i].state != 'X';
 	if (ret_writing)
 		*ret_writing = writing;
 	if (ret_ahead)
 		*ret_ahead = ahead;
-	if (ret_live)
-		*ret_live = live;
 	return 0;
 }
 
@@ -837,13 +842,11 @@ int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uid_t uid,
 		const struct coredam_pipe_entry *out;
 		size_t n = 0;
 
-		r = scan(q->dirfd, UINT64_MAX, true, NULL, NULL, &live);
+		r = collect(q->dirfd, true, &v, &n);
 		if (r < 0)
 			return r;
+		live = live_count(v, n, UINT64_MAX);
 		if ((uint64_t)live >= (uint64_t)b.concurrency + b.waiting) {
-			r = collect(q->dirfd, false, &v, &n);
-			if (r < 0)
-				return r;
 			out = coredam_pipe_pick_pushed_out(v, n, (uint32_t)uid);
 			if (!out || push_out(q->dirfd, out) < 0) {
 				*ret_ahead = live;
@@ -890,7 +893,7 @@ int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uid_t uid,
 	q->uid = (uint32_t)uid;
 	snprintf(q->entry, sizeof(q->entry), "%s", name);
 	q->entry_fd = take_fd(&efd);
-	r = scan(q->dirfd, t, true, NULL, ret_ahead, NULL);
+	r = scan(q->dirfd, t, true, NULL, ret_ahead);
 	if (r < 0) {
 		coredam_pipe_release(q);
 		return r;
@@ -926,7 +929,7 @@ static int try_admit(struct coredam_pipe_queue *q, uint32_t concurrency, bool *r
 	*ret_out = own_state(q) == 'X';
 	if (*ret_out)
 		return 0;
-	r = scan(q->dirfd, q->ticket, true, NULL, ret_ahead, NULL);
+	r = scan(q->dirfd, q->ticket, true, NULL, ret_ahead);
 	if (r < 0)
 		return r;
 	if (concurrency == 0 || *ret_ahead < concurrency) {
@@ -938,17 +941,6 @@ static int try_admit(struct coredam_pipe_queue *q, uint32_t concurrency, bool *r
 		(void)recent_add(q->dirfd, q->uid);
 	}
 	return 0;
-}
-
-int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret)
-{
-	_cleanup_close_ int lfd = -1;
-	int r;
-
-	r = lock_dir(q->dirfd, LOCK_EX, &lfd);
-	if (r < 0)
-		return r;
-	return scan(q->dirfd, q->ticket, true, NULL, ret, NULL);
 }
 
 int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint32_t *ret_waiting)
@@ -965,7 +957,7 @@ int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint3
 	{
 		uint32_t writing, ahead;
 
-		r = scan(dfd, UINT64_MAX, false, &writing, &ahead, NULL);
+		r = scan(dfd, UINT64_MAX, false, &writing, &ahead);
 		if (r < 0)
 			return r;
 		*ret_writing = writing;

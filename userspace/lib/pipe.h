@@ -266,9 +266,6 @@ const struct coredam_pipe_entry *coredam_pipe_pick_pushed_out(const struct cored
 int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uid_t uid,
 			 const struct coredam_pipe_budget *fallback, uint32_t *ret_ahead);
 
-/* Live tickets ahead of ours (dead ones are removed on the way). */
-int coredam_pipe_ahead(struct coredam_pipe_queue *q, uint32_t *ret);
-
 /* Live tickets: writing and waiting, from their state letters. */
 int coredam_pipe_queue_count(const char *state_dir, uint32_t *ret_writing, uint32_t *ret_waiting);
 
