@@ -78,8 +78,7 @@ static const int allowed[] = {
 #endif
 };
 
-#define N_ALLOWED (sizeof(allowed) / sizeof(allowed[0]))
-#define ALLOW_INSNS (2 * N_ALLOWED)
+#define ALLOW_INSNS (2 * ELEMENTSOF(allowed))
 
 static int seccomp_enter(void)
 {
@@ -106,7 +105,7 @@ static int seccomp_enter(void)
 	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	for (size_t i = 0; i < N_ALLOWED; i++) {
+	for (size_t i = 0; i < ELEMENTSOF(allowed); i++) {
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)allowed[i], 0, 1);
 		f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	}

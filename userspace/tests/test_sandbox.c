@@ -53,6 +53,10 @@ static void status_field(const char *name, char *buf, size_t size)
 
 static void inside(int dest, const char *state, const char *outside)
 {
+	static const char *const want[][2] = {
+		{ "CapEff", "0000000000000000" }, { "CapPrm", "0000000000000000" },
+		{ "CapBnd", "0000000000000000" }, { "NoNewPrivs", "1" }, { "Seccomp", "2" },
+	};
 	char why[512] = "", v[64], path[PATH_MAX];
 	char *const argv[] = { "true", NULL };
 
@@ -90,16 +94,10 @@ static void inside(int dest, const char *state, const char *outside)
 	CHECK(syscall(SYS_tgkill, getpid(), gettid(), 0) == 0);	/* abort()'s own signal */
 	errno = 0;
 	CHECK(fork() < 0 && errno == EPERM);
-	status_field("CapEff", v, sizeof(v));
-	CHECK_STREQ(v, "0000000000000000");
-	status_field("CapPrm", v, sizeof(v));
-	CHECK_STREQ(v, "0000000000000000");
-	status_field("CapBnd", v, sizeof(v));
-	CHECK_STREQ(v, "0000000000000000");
-	status_field("NoNewPrivs", v, sizeof(v));
-	CHECK_STREQ(v, "1");
-	status_field("Seccomp", v, sizeof(v));
-	CHECK_STREQ(v, "2");
+	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+		status_field(want[i][0], v, sizeof(v));
+		CHECK_STREQ(v, want[i][1]);
+	}
 }
 
 TEST(sandbox_confines_a_compromised_helper)
