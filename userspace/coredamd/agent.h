@@ -135,6 +135,8 @@ void pressure_close(struct agent *a);
 double pressure_sample(struct agent *a, uint64_t now);
 /* @cgroup ("" for the system) holds a dumper or a pipe helper at the last look */
 bool pressure_holds_dumper(const struct agent *a, const char *cgroup);
+/* Mark a pressure source as holding a dumper or not, logging a change (event=pressure-source) */
+void pressure_set_held(struct psi_source *s, bool held);
 
 /* loop.c */
 int agent_loop(struct agent *a);

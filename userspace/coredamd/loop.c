@@ -514,7 +514,7 @@ int agent_loop(struct agent *a)
 				if (!ps->held && !looked++)
 					track_dumps(a);
 				if (!ps->held && pressure_holds_dumper(a, ps->cgroup))
-					ps->held = true;
+					pressure_set_held(ps, true);
 				if (!ps->held) {
 					a->triggered = true;
 					a->m.pressure_triggers++;

@@ -160,6 +160,15 @@ static void watch_below(struct agent *a, const struct psi_source *s, struct psi_
 	}
 }
 
+void pressure_set_held(struct psi_source *s, bool held)
+{
+	if (held != s->held)
+		log_info("foreground pressure: %s %s event=pressure-source cgroup=%s held=%d", s->cgroup,
+			 held ? "holds a dumper: not counted, the cgroups beside it are" : "holds no dumper: counted again",
+			 s->cgroup, held);
+	s->held = held;
+}
+
 double pressure_sample(struct agent *a, uint64_t now)
 {
 	static struct psi_source next[MAX_WATCH];
@@ -172,11 +181,7 @@ double pressure_sample(struct agent *a, uint64_t now)
 		bool held = pressure_holds_dumper(a, s->cgroup), was = s->held;
 		double f = sample_one(s, elapsed);
 
-		if (held != was)
-			log_info("foreground pressure: %s %s event=pressure-source cgroup=%s held=%d", s->cgroup,
-				 held ? "holds a dumper: not counted, the cgroups beside it are" : "holds no dumper: counted again",
-				 s->cgroup, held);
-		s->held = held;
+		pressure_set_held(s, held);
 		/* an interval that had a dumper in it at either end is not counted */
 		if (!held && !was && f > worst)
 			worst = f;
