@@ -25,11 +25,18 @@
 #include "config.h"
 #include "elfcore.h"
 #include "meta.h"
-#include "pipe.h"
+#include "pipe-args.h"
+#include "pipe-dest.h"
+#include "pipe-state.h"
+#include "pipe-queue.h"
+#include "pipe-writer.h"
 #include "roots.h"
 #include "sandbox.h"
 #include "space.h"
-#include "util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "path-util.h"
+#include "time-util.h"
 
 /* Exit codes, documented in coredam-pipe(8). */
 enum {

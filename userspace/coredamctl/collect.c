@@ -5,7 +5,10 @@
 
 #include "control.h"
 #include "ctl.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "string-util.h"
+#include "path-util.h"
 
 const char *ctl_agent_get(const struct ctl_status *s, const char *key, char *buf, size_t size)
 {

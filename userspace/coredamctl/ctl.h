@@ -8,7 +8,7 @@
 
 #include "config.h"
 #include "dumps.h"
-#include "pipe.h"
+#include "pipe-state.h"
 #include "roots.h"
 #include "sysctl.h"
 

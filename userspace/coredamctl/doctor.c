@@ -9,9 +9,12 @@
 #include "control.h"
 #include "ctl.h"
 #include "devices.h"
-#include "pipe.h"
+#include "pipe-dest.h"
 #include "space.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "parse-util.h"
+#include "path-util.h"
 
 static int fails, warns;
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "util.h"
+#include "macro.h"
 
 void ctl_usage(FILE *f)
 {

@@ -5,7 +5,9 @@
 
 #include "control.h"
 #include "ctl.h"
-#include "util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "path-util.h"
 
 #define DROPIN_NAME "50-coredamctl.conf"
 

@@ -6,7 +6,8 @@
 #include "ctl.h"
 #include "escape.h"
 #include "meta.h"
-#include "util.h"
+#include "macro.h"
+#include "parse-util.h"
 
 /* @s as a JSON string: valid UTF-8, every control character escaped */
 static void json_str(FILE *f, const char *s)

@@ -7,7 +7,8 @@
 
 #include "ctl.h"
 #include "escape.h"
-#include "util.h"
+#include "macro.h"
+#include "parse-util.h"
 
 static void bar(char *buf, size_t width, double frac)
 {

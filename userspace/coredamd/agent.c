@@ -11,9 +11,14 @@
 #include "cgroup.h"
 #include "control.h"
 #include "log.h"
-#include "pipe.h"
+#include "pipe-args.h"
+#include "pipe-dest.h"
+#include "pipe-state.h"
 #include "sandbox.h"
-#include "util.h"
+#include "macro.h"
+#include "string-util.h"
+#include "parse-util.h"
+#include "path-util.h"
 
 static const char *const owned_sysctls[] = {
 	"kernel.core_cgroup",

@@ -12,8 +12,12 @@
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
-#include "pipe.h"
-#include "util.h"
+#include "pipe-state.h"
+#include "macro.h"
+#include "debug.h"
+#include "fileio.h"
+#include "string-util.h"
+#include "time-util.h"
 
 static struct tracked_dump *find_dump(struct agent *a, pid_t pid)
 {

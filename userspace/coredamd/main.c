@@ -14,7 +14,9 @@
 #include "agent.h"
 #include "control.h"
 #include "log.h"
-#include "util.h"
+#include "macro.h"
+#include "debug.h"
+#include "path-util.h"
 
 static void help(FILE *f)
 {

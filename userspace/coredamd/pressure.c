@@ -21,7 +21,9 @@
 #include "cgroup.h"
 #include "log.h"
 #include "psi.h"
-#include "util.h"
+#include "macro.h"
+#include "debug.h"
+#include "string-util.h"
 
 static void add_source(struct agent *a, const char *path, const char *cgroup)
 {

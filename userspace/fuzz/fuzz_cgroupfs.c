@@ -16,10 +16,10 @@
 
 #include "cgroup.h"
 #include "fuzz.h"
-#include "pipe.h"
+#include "pipe-state.h"
 #include "psi.h"
 #include "sysctl.h"
-#include "util.h"
+#include "macro.h"
 
 static void check_rule(const struct coredam_io_limit *l)
 {

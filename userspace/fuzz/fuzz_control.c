@@ -24,7 +24,7 @@
 #include "config.h"
 #include "control.h"
 #include "fuzz.h"
-#include "util.h"
+#include "macro.h"
 
 static int listen_fd = -1;
 

@@ -20,9 +20,9 @@
 #include "escape.h"
 #include "fuzz.h"
 #include "meta.h"
-#include "pipe.h"
+#include "pipe-args.h"
 #include "sysctl.h"
-#include "util.h"
+#include "macro.h"
 
 #define MAX_ARGS 32
 

@@ -18,7 +18,7 @@
 #include "devices.h"
 #include "dumps.h"
 #include "fuzz.h"
-#include "pipe.h"
+#include "pipe-args.h"
 #include "roots.h"
 
 static void check_destination(const struct coredam_roots *roots, const char *path)

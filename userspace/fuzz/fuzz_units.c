@@ -16,7 +16,8 @@
 
 #include "config.h"
 #include "fuzz.h"
-#include "util.h"
+#include "macro.h"
+#include "parse-util.h"
 
 static void check_numbers(const char *s)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "budget.h"
-#include "util.h"
+#include "macro.h"
 
 uint64_t coredam_budget_auto_ceiling(uint64_t floor_bps, uint64_t measured_peak_bps)
 {

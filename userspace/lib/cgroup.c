@@ -6,7 +6,13 @@
 #include <sys/stat.h>
 
 #include "cgroup.h"
-#include "util.h"
+#include "macro.h"
+#include "alloc-util.h"
+#include "debug.h"
+#include "fileio.h"
+#include "string-util.h"
+#include "parse-util.h"
+#include "path-util.h"
 
 static int fmt_limit(char *buf, size_t size, uint64_t v)
 {

@@ -12,7 +12,11 @@
 
 #include "cgroup.h"
 #include "config.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "string-util.h"
+#include "parse-util.h"
+#include "path-util.h"
 
 enum key_type {
 	T_MODE,

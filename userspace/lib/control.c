@@ -8,7 +8,8 @@
 #include <time.h>
 
 #include "control.h"
-#include "util.h"
+#include "macro.h"
+#include "time-util.h"
 
 static const struct {
 	const char *name, *section, *key;

@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 
 #include "devices.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "string-util.h"
+#include "path-util.h"
 
 const char *coredam_dev_kind_str(enum coredam_dev_kind k)
 {

@@ -7,7 +7,10 @@
 #include "cgroup.h"
 #include "dumps.h"
 #include "escape.h"
-#include "util.h"
+#include "macro.h"
+#include "alloc-util.h"
+#include "fileio.h"
+#include "parse-util.h"
 
 const char *coredam_dump_state_str(enum coredam_dump_state s)
 {

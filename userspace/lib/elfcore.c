@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "elfcore.h"
-#include "util.h"
+#include "macro.h"
 
 /* Fields are read byte by byte: @head has no alignment and may be of either byte order. */
 static uint64_t get(const unsigned char *p, size_t n, bool msb)

@@ -6,7 +6,9 @@
 
 #include "escape.h"
 #include "meta.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "string-util.h"
 
 int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s)
 {

@@ -5,7 +5,10 @@
 #include <limits.h>
 
 #include "metrics.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "string-util.h"
+#include "path-util.h"
 
 struct out {
 	char *buf;

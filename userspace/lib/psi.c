@@ -4,7 +4,9 @@
 #include <inttypes.h>
 
 #include "psi.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "string-util.h"
 
 int coredam_psi_parse(const char *text, struct coredam_psi *ret)
 {

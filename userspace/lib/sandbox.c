@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "sandbox.h"
-#include "util.h"
+#include "macro.h"
 
 #if defined(__x86_64__)
 #define SANDBOX_ARCH AUDIT_ARCH_X86_64

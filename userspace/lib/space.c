@@ -7,9 +7,11 @@
 
 #include "elfcore.h"
 #include "meta.h"
-#include "pipe.h"
+#include "pipe-writer.h"
 #include "space.h"
-#include "util.h"
+#include "macro.h"
+#include "debug.h"
+#include "string-util.h"
 
 void coredam_space_eval(const struct coredam_config *cfg, uint64_t free_bytes, uint64_t total_bytes,
 			struct coredam_space *ret)

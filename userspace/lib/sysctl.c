@@ -4,7 +4,12 @@
 #include <sys/stat.h>
 
 #include "sysctl.h"
-#include "util.h"
+#include "macro.h"
+#include "debug.h"
+#include "fileio.h"
+#include "string-util.h"
+#include "parse-util.h"
+#include "path-util.h"
 
 const char *const coredam_stat_names[COREDAM_STATS_N] = {
 	[COREDAM_STAT_STARTED] = "started",

@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
 
 static struct test tests[256];
 static size_t n_tests;

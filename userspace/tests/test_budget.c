@@ -11,7 +11,7 @@
 #include "budget.h"
 #include "space.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 static void adaptive_cfg(struct coredam_config *c)
 {

@@ -4,7 +4,7 @@
 
 #include "cgroup.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 TEST(io_max_format_parse)
 {

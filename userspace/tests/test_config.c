@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "config.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 TEST(config_defaults)
 {

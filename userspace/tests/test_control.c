@@ -17,7 +17,9 @@
 #include "config.h"
 #include "control.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "time-util.h"
 
 #define NOBODY 65534
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "devices.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 /*
  * A fake /sys with: sda (8:0) + sda1 (8:1) + sda2 (8:2); dm-0 (253:0) on sda2

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "elfcore.h"
-#include "pipe.h"
+#include "pipe-writer.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 static void put(unsigned char *p, size_t n, uint64_t v, bool msb)
 {

@@ -7,7 +7,7 @@
 #include "escape.h"
 #include "meta.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 static const char *esc(const char *s, unsigned int flags)
 {

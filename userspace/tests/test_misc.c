@@ -14,7 +14,7 @@
 #include "psi.h"
 #include "space.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 TEST(psi_parse)
 {

@@ -16,9 +16,15 @@
 #include "cgroup.h"
 #include "config.h"
 #include "meta.h"
-#include "pipe.h"
+#include "pipe-args.h"
+#include "pipe-dest.h"
+#include "pipe-state.h"
+#include "pipe-queue.h"
+#include "pipe-writer.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
+#include "time-util.h"
 
 TEST(pipe_args)
 {

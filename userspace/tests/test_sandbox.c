@@ -18,7 +18,8 @@
 
 #include "sandbox.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
+#include "fileio.h"
 
 /* errno of open(@path, @flags), 0 when it opened */
 static int open_errno(int dirfd, const char *path, int flags)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "sysctl.h"
 #include "test.h"
-#include "util.h"
+#include "macro.h"
 
 TEST(core_pattern_file)
 {

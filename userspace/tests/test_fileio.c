@@ -4,80 +4,8 @@
 #include <sys/stat.h>
 
 #include "test.h"
-#include "util.h"
-
-TEST(parse_size_units)
-{
-	uint64_t v = 7;
-
-	CHECK(parse_size("4096", 1024, &v) == 0 && v == 4096);
-	CHECK(parse_size("50M", 1000, &v) == 0 && v == 50000000);
-	CHECK(parse_size("50M", 1024, &v) == 0 && v == 50ULL << 20);
-	CHECK(parse_size("1G", 1024, &v) == 0 && v == 1ULL << 30);
-	CHECK(parse_size("1g", 1024, &v) == 0 && v == 1ULL << 30);
-	CHECK(parse_size("2T", 1000, &v) == 0 && v == 2000000000000ULL);
-	CHECK(parse_size("512K", 1024, &v) == 0 && v == 512 * 1024);
-	CHECK(parse_size("10MB", 1000, &v) == 0 && v == 10000000);
-	CHECK(parse_size("10MB/s", 1000, &v) == 0 && v == 10000000);
-	CHECK(parse_size("1.5G", 1024, &v) == 0 && v == 3ULL << 29);
-	CHECK(parse_size("256MiB", 1024, &v) == 0 && v == 256ULL << 20);
-	v = 7;
-	CHECK(parse_size("", 1024, &v) == -EINVAL);
-	CHECK(parse_size("M", 1024, &v) == -EINVAL);
-	CHECK(parse_size("-1", 1024, &v) == -EINVAL);
-	CHECK(parse_size("10X", 1024, &v) == -EINVAL);
-	CHECK(parse_size("10 M", 1024, &v) == -EINVAL);
-	CHECK(parse_size("1.5", 1024, &v) == -EINVAL);
-	CHECK(parse_size("99999999999T", 1024, &v) == -ERANGE);
-	/* the fraction must not wrap the result around: found by fuzz_units */
-	CHECK(parse_size("18446744073.999999G", 1000, &v) == -ERANGE);
-	CHECK(parse_size("18446744.9999T", 1000, &v) == -ERANGE);
-	CHECK(parse_size("10MB/s", 1024, &v) == -EINVAL);
-	CHECK(v == 7); /* untouched on failure */
-	CHECK(parse_size("18446744073.7G", 1000, &v) == 0 && v == 18446744073700000000ULL);
-}
-
-TEST(parse_duration_units)
-{
-	uint64_t v = 7;
-
-	CHECK(parse_duration("30s", &v) == 0 && v == 30000000);
-	CHECK(parse_duration("30", &v) == 0 && v == 30000000);
-	CHECK(parse_duration("500ms", &v) == 0 && v == 500000);
-	CHECK(parse_duration("2min", &v) == 0 && v == 120000000);
-	CHECK(parse_duration("2m", &v) == 0 && v == 120000000);
-	CHECK(parse_duration("1h", &v) == 0 && v == 3600000000ULL);
-	CHECK(parse_duration("250us", &v) == 0 && v == 250);
-	CHECK(parse_duration("0", &v) == 0 && v == 0);
-	v = 7;
-	CHECK(parse_duration("5 fortnights", &v) == -EINVAL);
-	CHECK(parse_duration("s", &v) == -EINVAL);
-	CHECK(parse_duration("-1s", &v) == -EINVAL);
-	CHECK(v == 7);
-}
-
-TEST(parse_numbers_bools)
-{
-	uint32_t u = 3;
-	bool b = false;
-
-	CHECK(parse_u32("4294967295", &u) == 0 && u == UINT32_MAX);
-	CHECK(parse_u32("4294967296", &u) == -ERANGE);
-	CHECK(parse_u32("12a", &u) == -EINVAL);
-	CHECK(parse_u32(" 1", &u) == -EINVAL);
-	CHECK(parse_bool("yes", &b) == 0 && b);
-	CHECK(parse_bool("off", &b) == 0 && !b);
-	CHECK(parse_bool("maybe", &b) == -EINVAL);
-}
-
-TEST(path_join_and_snprintf)
-{
-	char buf[16];
-
-	CHECK(path_join(buf, sizeof(buf), "/", "a") == 2 && strcmp(buf, "/a") == 0);
-	CHECK(path_join(buf, sizeof(buf), "/x/", "/a") >= 0 && strcmp(buf, "/x/a") == 0);
-	CHECK(xsnprintf(buf, sizeof(buf), "%s", "0123456789abcdefg") == -ENOBUFS);
-}
+#include "macro.h"
+#include "fileio.h"
 
 TEST(atomic_write)
 {

@@ -18,8 +18,10 @@
 #include <zstd.h>
 
 #include "elfcore.h"
-#include "pipe.h"
-#include "util.h"
+#include "pipe-writer.h"
+#include "macro.h"
+#include "fileio.h"
+#include "time-util.h"
 
 #define PAGE 4096
 #define CHUNK (256 * 1024)
@@ -308,24 +310,6 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 out_free_z:
 	ZSTD_freeCCtx(z);
 	return r;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /*

@@ -1,27 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "util.h"
-
-bool coredam_debug;
-
-void coredam_log_debug(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("debug: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
+#include "fileio.h"
+#include "string-util.h"
+#include "time-util.h"
 
 ssize_t read_full(int fd, void *buf, size_t size)
 {
@@ -129,17 +115,19 @@ static int random_tmp_name(const char *path, char *buf, size_t size)
 	return xsnprintf(buf, size, "%s.tmp.%016" PRIx64, path, v);
 }
 
-static int write_all_fd(int fd, const char *data, size_t len)
+int write_all(int fd, const void *data, size_t len)
 {
+	const char *p = data;
+
 	while (len > 0) {
-		ssize_t n = write(fd, data, len);
+		ssize_t n = write(fd, p, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		data += n;
+		p += n;
 		len -= (size_t)n;
 	}
 	return 0;
@@ -150,7 +138,7 @@ static int fill_fd(int fd, const char *data, size_t len, mode_t mode)
 {
 	int r;
 
-	r = write_all_fd(fd, data, len);
+	r = write_all(fd, data, len);
 	if (r < 0)
 		return r;
 	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
@@ -274,292 +262,4 @@ rename:
 out_unlink:
 	unlinkat(dirfd, tmp, 0);
 	return r;
-}
-
-int xsnprintf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -EINVAL;
-	if ((size_t)n >= size)
-		return -ENOBUFS;
-	return n;
-}
-
-/* The decimal number at the start of @s; *ret_end points after its digits. */
-static int parse_leading_u64(const char *s, unsigned long long *ret, char **ret_end)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -errno;
-	*ret = v;
-	*ret_end = end;
-	return 0;
-}
-
-int parse_u64(const char *s, uint64_t *ret)
-{
-	unsigned long long v;
-	char *end;
-	int r;
-
-	r = parse_leading_u64(s, &v, &end);
-	if (r < 0)
-		return r;
-	if (*end)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-int parse_u32(const char *s, uint32_t *ret)
-{
-	uint64_t v;
-	int r;
-
-	r = parse_u64(s, &v);
-	if (r < 0)
-		return r;
-	if (v > UINT32_MAX)
-		return -ERANGE;
-	*ret = (uint32_t)v;
-	return 0;
-}
-
-int parse_size(const char *s, uint64_t base, uint64_t *ret)
-{
-	static const char suffixes[] = "KMGT";
-	unsigned long long whole, frac = 0, frac_div = 1;
-	uint64_t mult = 1, v;
-	const char *p;
-	char *end;
-	int r;
-
-	r = parse_leading_u64(s, &whole, &end);
-	if (r < 0)
-		return r;
-	p = end;
-	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		while (isdigit((unsigned char)*p)) {
-			if (frac_div < 1000000) {
-				frac = frac * 10 + (*p - '0');
-				frac_div *= 10;
-			}
-			p++;
-		}
-	}
-	if (*p) {
-		const char *c = strchr(suffixes, toupper((unsigned char)*p));
-
-		if (!c || !*c)
-			return -EINVAL;
-		for (int i = 0; i <= c - suffixes; i++)
-			mult *= base;
-		p++;
-		if (*p == 'i' && base == 1024)
-			p++;
-	}
-	if (*p == 'B' || *p == 'b')
-		p++;
-	if (base == 1000 && strcmp(p, "/s") == 0)
-		p += 2;
-	if (*p)
-		return -EINVAL;
-	if (mult > 1 && whole > UINT64_MAX / mult)
-		return -ERANGE;
-	v = whole * mult;
-	if (frac) {
-		uint64_t part;
-
-		if (mult == 1)
-			return -EINVAL; /* fractions of a byte */
-		part = (uint64_t)((double)frac / frac_div * mult);
-		if (part > UINT64_MAX - v)
-			return -ERANGE;
-		v += part;
-	}
-	*ret = v;
-	return 0;
-}
-
-int parse_duration(const char *s, uint64_t *ret_usec)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t usec;
-	} units[] = {
-		{ "", 1000000 }, { "s", 1000000 }, { "sec", 1000000 },
-		{ "ms", 1000 }, { "msec", 1000 }, { "us", 1 }, { "usec", 1 },
-		{ "m", 60000000 }, { "min", 60000000 }, { "h", 3600000000ULL },
-	};
-	unsigned long long v;
-	char *end;
-	int r;
-
-	r = parse_leading_u64(s, &v, &end);
-	if (r < 0)
-		return r;
-	while (*end == ' ')
-		end++;
-	for (size_t i = 0; i < ELEMENTSOF(units); i++) {
-		if (strcmp(end, units[i].suffix) != 0)
-			continue;
-		if (v > UINT64_MAX / units[i].usec)
-			return -ERANGE;
-		*ret_usec = v * units[i].usec;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-int parse_bool(const char *s, bool *ret)
-{
-	static const char *const yes[] = { "1", "yes", "y", "true", "on" };
-	static const char *const no[] = { "0", "no", "n", "false", "off" };
-
-	for (size_t i = 0; i < ELEMENTSOF(yes); i++)
-		if (strcasecmp(s, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-	for (size_t i = 0; i < ELEMENTSOF(no); i++)
-		if (strcasecmp(s, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-const char *format_size(char *buf, size_t size, uint64_t v)
-{
-	static const char units[] = "KMGT";
-	double d = (double)v;
-	int u = -1;
-
-	while (d >= 1024.0 && u < 3) {
-		d /= 1024.0;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, size, "%" PRIu64 "B", v);
-	else
-		snprintf(buf, size, "%.1f%c", d, units[u]);
-	return buf;
-}
-
-char *strstrip(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
-int path_join(char *buf, size_t size, const char *a, const char *b)
-{
-	size_t la = strlen(a);
-
-	while (la > 1 && a[la - 1] == '/')
-		la--;
-	while (*b == '/')
-		b++;
-	if (la == 1 && a[0] == '/')
-		return xsnprintf(buf, size, "/%s", b);
-	if (!*b)
-		return xsnprintf(buf, size, "%.*s", (int)la, a);
-	return xsnprintf(buf, size, "%.*s/%s", (int)la, a, b);
-}
-
-int open_dir_at(int dirfd, const char *path, int *ret_fd)
-{
-	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	*ret_fd = fd;
-	return 0;
-}
-
-int opendir_at(int dirfd, const char *path, DIR **ret)
-{
-	DIR *d;
-	int fd;
-
-	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	*ret = d;
-	return 0;
-}
-
-uint64_t now_usec(int clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	int r;
-
-	r = xsnprintf(buf, sizeof(buf), "%s", path);
-	if (r < 0)
-		return r;
-	for (char *p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = c;
-		if (!c)
-			break;
-	}
-	return 0;
-}
-
-int grow_array(void **p, size_t *alloc, size_t n, size_t size, size_t first)
-{
-	size_t want;
-	void *nv;
-
-	if (n < *alloc)
-		return 0;
-	want = *alloc ? 2 * *alloc : first;
-	nv = realloc(*p, want * size);
-	if (!nv)
-		return -ENOMEM;
-	*p = nv;
-	*alloc = want;
-	return 0;
 }

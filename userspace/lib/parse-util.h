@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Numbers, sizes, rates, durations and booleans as the config and the CLI spell them. */
+#ifndef COREDAM_PARSE_UTIL_H
+#define COREDAM_PARSE_UTIL_H
+
+#include "macro.h"
+
+/* Strict unsigned decimal; no sign, no trailing junk. */
+int parse_u64(const char *s, uint64_t *ret);
+int parse_u32(const char *s, uint32_t *ret);
+
+/*
+ * "50M", "1G", "4096", "512K": @base is 1024 for sizes (memory, space)
+ * and 1000 for rates (bandwidth), following systemd's conventions.
+ * Suffixes K M G T, optional trailing "B" ("10MB") and, for rates, "/s".
+ */
+int parse_size(const char *s, uint64_t base, uint64_t *ret);
+
+/* "30s", "500ms", "2min", "1h", "250us"; a bare number is seconds. Result in microseconds. */
+int parse_duration(const char *s, uint64_t *ret_usec);
+
+/* yes/no/true/false/on/off/1/0 */
+int parse_bool(const char *s, bool *ret);
+
+/* Human form for messages: "10.0M", "1.5G". */
+const char *format_size(char *buf, size_t size, uint64_t v);
+
+#endif

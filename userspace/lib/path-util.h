@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Paths and directories. */
+#ifndef COREDAM_PATH_UTIL_H
+#define COREDAM_PATH_UTIL_H
+
+#include "macro.h"
+
+/* Join @a and @b with exactly one '/' between them. */
+int path_join(char *buf, size_t size, const char *a, const char *b);
+
+/* Open a directory relative to @dirfd (O_PATH is not used: we read/write through it). */
+int open_dir_at(int dirfd, const char *path, int *ret_fd);
+
+/* The same as a DIR stream, for readdir(). */
+int opendir_at(int dirfd, const char *path, DIR **ret);
+
+/* mkdir -p */
+int mkdir_p(const char *path, mode_t mode);
+
+#endif

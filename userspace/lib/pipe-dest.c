@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredam-pipe: destination and helper checks. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "pipe-dest.h"
+#include "macro.h"
+#include "string-util.h"
+
+/*
+ * May nobody but @owner (and root, where @root_ok) change the directory
+ * @st? Others may write it only when it is sticky and not @last, the
+ * directory that holds the file itself.
+ */
+static int check_dir_stat(const struct stat *st, const char *shown, uid_t owner, bool root_ok, bool last,
+			  char *why, size_t whysize)
+{
+	if (st->st_uid != owner && !(root_ok && st->st_uid == 0))
+		return snprintf(why, whysize, "%s: owned by uid %u, not %u", shown, (unsigned)st->st_uid,
+				(unsigned)owner), -EPERM;
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX)))
+		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", shown,
+				(unsigned)(st->st_mode & 07777)), -EPERM;
+	return 0;
+}
+
+static int check_dir(int fd, const char *shown, uid_t owner, bool last, char *why, size_t whysize)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return snprintf(why, whysize, "%s: fstat: %s", shown, strerror(errno)), -errno;
+	if (!S_ISDIR(st.st_mode))
+		return snprintf(why, whysize, "%s: not a directory", shown), -ENOTDIR;
+	/* the destination itself is @owner's; its ancestors may be root's */
+	return check_dir_stat(&st, shown, owner, !last, last, why, whysize);
+}
+
+int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysize, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[PATH_MAX], shown[PATH_MAX] = "";
+	char *p, *save = NULL;
+	size_t so = 0;
+	int r;
+
+	if (dir[0] != '/')
+		return snprintf(why, whysize, "%s: not an absolute path", dir), -EINVAL;
+	r = xsnprintf(buf, sizeof(buf), "%s", dir);
+	if (r < 0)
+		return snprintf(why, whysize, "destination path too long"), r;
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return snprintf(why, whysize, "/: %s", strerror(errno)), -errno;
+	p = strtok_r(buf, "/", &save);
+	if (!p)
+		return snprintf(why, whysize, "/ cannot be the destination"), -EINVAL;
+	for (; p; p = strtok_r(NULL, "/", &save)) {
+		int nfd;
+
+		if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
+			return snprintf(why, whysize, "%s: \".\" and \"..\" are not allowed", dir), -EINVAL;
+		/* ancestors must hold still: root's (or @owner's), no one else may write them unless sticky */
+		r = check_dir(fd, so ? shown : "/", owner, false, why, whysize);
+		if (r < 0)
+			return r;
+		so += (size_t)snprintf(shown + so, sizeof(shown) - so, "/%s", p);
+		if (so >= sizeof(shown))
+			so = sizeof(shown) - 1;
+		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			r = -errno;
+			if (errno == ELOOP || errno == ENOTDIR) {
+				struct stat st;
+
+				if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+					return snprintf(why, whysize, "%s: is a symbolic link", shown), -ELOOP;
+			}
+			return snprintf(why, whysize, "%s: %s", shown, strerror(-r)), r;
+		}
+		close(fd);
+		fd = nfd;
+	}
+	r = check_dir(fd, shown, owner, true, why, whysize);
+	if (r < 0)
+		return r;
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+/* Is the directory @path (of the helper, @last: its own) safe from everyone but @owner and root? */
+static int check_helper_dir(const char *path, uid_t owner, bool last, char *why, size_t whysize)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return snprintf(why, whysize, "%s: %s", path, strerror(errno)), -errno;
+	return check_dir_stat(&st, path, owner, true, last, why, whysize);
+}
+
+int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t whysize)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	const char *base;
+	struct stat st;
+	int r;
+
+	if (path[0] != '/')
+		return snprintf(why, whysize, "%s: not an absolute path", path), -EINVAL;
+	if (!realpath(path, real))
+		return snprintf(why, whysize, "%s: %s", path, strerror(errno)), -errno;
+	if (stat(real, &st) < 0)
+		return snprintf(why, whysize, "%s: %s", real, strerror(errno)), -errno;
+	if (!S_ISREG(st.st_mode))
+		return snprintf(why, whysize, "%s: not a regular file", real), -EINVAL;
+	if (!(st.st_mode & S_IXUSR))
+		return snprintf(why, whysize, "%s: not executable (mode %04o)", real, (unsigned)(st.st_mode & 07777)),
+		       -EACCES;
+	if (st.st_uid != owner)
+		return snprintf(why, whysize, "%s: owned by uid %u, not %u", real, (unsigned)st.st_uid,
+				(unsigned)owner), -EPERM;
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", real,
+				(unsigned)(st.st_mode & 07777)), -EPERM;
+	/*
+	 * Whoever may write a directory on the way may put another program
+	 * in its place: each is @owner's or root's and writable by nobody
+	 * else (an ancestor may be sticky; the helper's own directory not).
+	 */
+	base = strrchr(real, '/');
+	for (const char *p = real; p; p = strchr(p + 1, '/')) {
+		if (p > base)
+			break;
+		r = xsnprintf(dir, sizeof(dir), "%.*s", p == real ? 1 : (int)(p - real), real);
+		if (r < 0)
+			return r;
+		r = check_helper_dir(dir, owner, p == base, why, whysize);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
