@@ -112,4 +112,11 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 /* Render the effective configuration as INI (for "coredamd --dump-config"). */
 int coredam_config_format(const struct coredam_config *cfg, char *buf, size_t size);
 
+/*
+ * For config-file.c: the index of Section.Name among the keys (-ENOENT if
+ * there is none), and the name of the key at index @i (NULL past the last).
+ */
+int coredam_config_key_index(const char *section, const char *name);
+const char *coredam_config_key_name(size_t i);
+
 #endif
