@@ -583,6 +583,48 @@ static void log_config(struct agent *a)
 		 a->cfg.concurrency, a->cfg.queue_cap, a->cfg.wait_timeout_usec / 1000);
 }
 
+/*
+ * Put a->cfg in force after @old: the cgroup (when its path or memory.high
+ * changed), the devices, the pressure sources, io.max and the kernel's
+ * knobs. On failure @why (if given) says which step failed.
+ */
+static int reload_apply(struct agent *a, const struct coredam_config *old, char *why, size_t whysize)
+{
+	int r;
+
+	if (strcmp(old->cgroup, a->cfg.cgroup) != 0 || old->memory_high != a->cfg.memory_high) {
+		r = agent_setup_cgroup(a);
+		if (r < 0) {
+			if (why)
+				snprintf(why, whysize, "cgroup %s setup failed: %s", a->cfg.cgroup, strerror(-r));
+			return r;
+		}
+	}
+	agent_budget_reset(a);
+	agent_resolve_devices(a);
+	pressure_close(a);
+	pressure_setup(a);
+	r = agent_apply_io(a);
+	if (r < 0) {
+		if (why)
+			snprintf(why, whysize, "cannot write io.max of %s: %s", a->cfg.cgroup, strerror(-r));
+		return r;
+	}
+	r = agent_apply_sysctls(a, false);
+	if (r < 0) {
+		if (why)
+			snprintf(why, whysize, "cannot set the kernel's coredump knobs: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/*
+ * Load the configuration again and put it in force. If it does not load,
+ * or any step of putting it in force fails, the last good configuration
+ * stays (and is put back in force) and the reload is reported as failed:
+ * never "ok" for a configuration that is not what runs.
+ */
 int agent_reload(struct agent *a)
 {
 	struct coredam_config cfg, old = a->cfg;
@@ -592,36 +634,26 @@ int agent_reload(struct agent *a)
 	r = coredam_config_load(a->config_file, a->dropin_dir, &cfg, &e);
 	if (r < 0) {
 		snprintf(a->last_reload, sizeof(a->last_reload), "%s:%d: %s", e.file, e.line, e.msg);
-		log_error("reload refused, keeping the last good configuration: %s event=reload-failed",
-			  a->last_reload);
-		a->m.reload_failures++;
-		return r;
+		goto refused;
 	}
 	a->cfg = cfg;
-	if (strcmp(old.cgroup, cfg.cgroup) != 0 || old.memory_high != cfg.memory_high) {
-		r = agent_setup_cgroup(a);
-		if (r < 0) {
-			a->cfg = old;
-			snprintf(a->last_reload, sizeof(a->last_reload), "cgroup %s setup failed: %s", cfg.cgroup,
-				 strerror(-r));
-			log_error("reload refused, keeping the last good configuration: %s event=reload-failed",
-				  a->last_reload);
-			a->m.reload_failures++;
-			agent_setup_cgroup(a);
-			return r;
-		}
+	r = reload_apply(a, &old, a->last_reload, sizeof(a->last_reload));
+	if (r < 0) {
+		a->cfg = old;
+		if (reload_apply(a, &cfg, NULL, 0) < 0)
+			log_error("the last good configuration could not be put back in force either");
+		goto refused;
 	}
-	agent_budget_reset(a);
-	agent_resolve_devices(a);
-	pressure_close(a);
-	pressure_setup(a);
-	agent_apply_io(a);
-	agent_apply_sysctls(a, false);
 	snprintf(a->last_reload, sizeof(a->last_reload), "ok");
 	a->m.reloads++;
 	log_info("configuration reloaded event=reloaded");
 	log_config(a);
 	return 0;
+
+refused:
+	log_error("reload refused, keeping the last good configuration: %s event=reload-failed", a->last_reload);
+	a->m.reload_failures++;
+	return r;
 }
 
 int agent_set(struct agent *a, const char *name, const char *value, char *err, size_t errsize)
