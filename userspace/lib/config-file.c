@@ -256,16 +256,21 @@ int coredam_config_load(const char *main_file, const char *dropin_dir,
 {
 	struct coredam_config cfg;
 	struct coredam_config_error dummy;
-	struct parse_ctx ctx = { .cfg = &cfg };
+	_cleanup_free_ struct parse_ctx *ctx = NULL;
 	struct dirent **list = NULL;
 	int n = 0, r = 0;
 
-	ctx.err = err ? err : &dummy;
-	memset(ctx.err, 0, sizeof(*ctx.err));
+	/* on the heap: where each key was set is 64 paths, 260 KB */
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->cfg = &cfg;
+	ctx->err = err ? err : &dummy;
+	memset(ctx->err, 0, sizeof(*ctx->err));
 	coredam_config_init(&cfg);
 
 	if (main_file && access(main_file, F_OK) == 0) {
-		r = parse_one(&ctx, main_file);
+		r = parse_one(ctx, main_file);
 		if (r < 0)
 			return r;
 	}
@@ -273,8 +278,8 @@ int coredam_config_load(const char *main_file, const char *dropin_dir,
 		n = scandir(dropin_dir, &list, conf_filter, alphasort);
 		if (n < 0) {
 			if (errno != ENOENT) {
-				snprintf(ctx.err->file, sizeof(ctx.err->file), "%s", dropin_dir);
-				snprintf(ctx.err->msg, sizeof(ctx.err->msg), "cannot list: %s", strerror(errno));
+				snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", dropin_dir);
+				snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot list: %s", strerror(errno));
 				return -errno;
 			}
 			n = 0;
@@ -286,14 +291,14 @@ int coredam_config_load(const char *main_file, const char *dropin_dir,
 		if (r == 0) {
 			r = path_join(path, sizeof(path), dropin_dir, list[i]->d_name);
 			if (r >= 0)
-				r = parse_one(&ctx, path);
+				r = parse_one(ctx, path);
 		}
 		free(list[i]);
 	}
 	free(list);
 	if (r < 0)
 		return r;
-	r = cross_check(&ctx);
+	r = cross_check(ctx);
 	if (r < 0)
 		return r;
 	*ret = cfg;
