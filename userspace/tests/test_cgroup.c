@@ -231,3 +231,34 @@ TEST(cgroup_free_subtrees)
 	CHECK(coredam_cg_free_subtrees(root, "../up", held, 2, v, 8, &n) == -EINVAL);
 	close(root);
 }
+
+TEST(pipe_cgroup_helpers)
+{
+	char buf[256];
+
+	mkfile("proc/self/mountinfo",
+	       "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+	       "30 22 0:26 / /sys/fs/cg\\040two rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+	CHECK(coredam_cg2_mount(tpath("proc"), buf, sizeof(buf)) == 0);
+	CHECK_STREQ(buf, "/sys/fs/cg two");
+	mkfile("proc2/self/mountinfo", "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
+	CHECK(coredam_cg2_mount(tpath("proc2"), buf, sizeof(buf)) == -ENOENT);
+
+	mkfile("proc/55/cgroup", "0::/coredump.slice\n");
+	CHECK(coredam_cg_of_pid(tpath("proc"), 55, buf, sizeof(buf)) == 0);
+	CHECK_STREQ(buf, "/coredump.slice");
+
+	mkfile("cg/coredump.slice/cgroup.procs", "");
+	{
+		int root = open(tpath("cg"), O_RDONLY | O_DIRECTORY), cg = -1;
+		char *s;
+
+		CHECK(coredam_cg_open(root, "/coredump.slice", false, &cg) == 0);
+		CHECK(coredam_cg_attach(cg, 1234) == 0);
+		s = slurp("cg/coredump.slice/cgroup.procs");
+		CHECK(s && strcmp(s, "1234\n") == 0);
+		free(s);
+		close(cg);
+		close(root);
+	}
+}

@@ -256,3 +256,44 @@ TEST(config_dropin_set_keeps_meaning)
 	mkfile("c/coredam.conf.d/50-coredamctl.conf", "[Limits]\nno equals here\n");
 	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "fixed") == -EINVAL);
 }
+
+TEST(pipe_config_keys)
+{
+	struct coredam_config c;
+	char err[256];
+
+	coredam_config_init(&c);
+	CHECK(!c.pipe_set_core_pattern && !c.pipe_compress);
+	CHECK_STREQ(c.pipe_program, "/usr/libexec/coredam/coredam-pipe");
+	CHECK_STREQ(c.pipe_directory, "/var/lib/coredam/cores");
+	CHECK_EQ_INT(c.pipe_compress_level, 3);
+	/* one core is read for at most 32 GiB and one hour: no dump holds a slot for ever */
+	CHECK(c.pipe_size_max == 32ULL << 30);
+	CHECK(c.pipe_time_max_usec == 3600ULL * 1000000);
+	/* confined unless the operator says otherwise */
+	CHECK(c.pipe_sandbox);
+	CHECK(coredam_config_set(&c, "Pipe", "Sandbox", "no", err, sizeof(err)) == 0 && !c.pipe_sandbox);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreSizeMax", "max", err, sizeof(err)) == 0 && c.pipe_size_max == 0);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "0", err, sizeof(err)) == 0 &&
+	      c.pipe_time_max_usec == 0);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "forever", err, sizeof(err)) < 0);
+	CHECK(coredam_config_set(&c, "Pipe", "SetCorePattern", "yes", err, sizeof(err)) == 0 &&
+	      c.pipe_set_core_pattern);
+	CHECK(coredam_config_set(&c, "Pipe", "Directory", "cores", err, sizeof(err)) == -EINVAL);
+	CHECK(coredam_config_set(&c, "Pipe", "CompressLevel", "0", err, sizeof(err)) < 0);
+
+	mkfile("c.conf", "[Pipe]\nCompressLevel=20\n");
+	{
+		struct coredam_config_error e;
+
+		CHECK(coredam_config_load(tpath("c.conf"), NULL, &c, &e) == -EINVAL);
+		CHECK(strstr(e.msg, "CompressLevel") != NULL && e.line == 2);
+	}
+	mkfile("d.conf", "[Pipe]\nDirectory=/var/my cores\n");
+	{
+		struct coredam_config_error e;
+
+		CHECK(coredam_config_load(tpath("d.conf"), NULL, &c, &e) == -EINVAL);
+		CHECK(strstr(e.msg, "white space") != NULL);
+	}
+}

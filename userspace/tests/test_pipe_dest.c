@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredam-pipe's library: the destination and helper checks. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <grp.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pipe-dest.h"
+#include "test.h"
+#include "macro.h"
+
+TEST(pipe_destination_checks)
+{
+	char why[512];
+	uid_t me = getuid();
+	int fd = -1;
+
+	mkdirs("a/dest");
+	chmod(tpath("a"), 0755);
+	chmod(tpath("a/dest"), 0755);
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == 0);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+
+	fd = -1;
+	mklink("a/link", tpath("a/dest"));
+	CHECK(coredam_pipe_open_dest(tpath("a/link"), me, why, sizeof(why), &fd) == -ELOOP);
+	CHECK(strstr(why, "symbolic link") != NULL);
+	/* a symlink among the ancestors is refused as well */
+	mklink("b", tpath("a"));
+	CHECK(coredam_pipe_open_dest(tpath("b/dest"), me, why, sizeof(why), &fd) == -ELOOP);
+
+	chmod(tpath("a/dest"), 0775);
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == -EPERM);
+	CHECK(strstr(why, "writable by group or others") != NULL);
+	chmod(tpath("a/dest"), 01777);	/* sticky does not help the destination itself */
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == -EPERM);
+	chmod(tpath("a/dest"), 0755);
+	chmod(tpath("a"), 0777);	/* an ancestor anyone may rename things in */
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == -EPERM);
+	chmod(tpath("a"), 01777);	/* sticky ancestor (as /tmp): fine */
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me, why, sizeof(why), &fd) == 0);
+	if (fd >= 0)
+		close(fd);
+	chmod(tpath("a"), 0755);
+
+	CHECK(coredam_pipe_open_dest(tpath("a/dest"), me + 4242, why, sizeof(why), &fd) == -EPERM);
+	CHECK(strstr(why, "owned by uid") != NULL);
+	CHECK(coredam_pipe_open_dest(tpath("a/missing"), me, why, sizeof(why), &fd) == -ENOENT);
+	CHECK(coredam_pipe_open_dest("relative/dir", me, why, sizeof(why), &fd) == -EINVAL);
+	CHECK(coredam_pipe_open_dest(tpath("a/dest/../dest"), me, why, sizeof(why), &fd) == -EINVAL);
+	mkfile("a/file", "x");
+	CHECK(coredam_pipe_open_dest(tpath("a/file"), me, why, sizeof(why), &fd) == -ENOTDIR);
+}
+
+TEST(pipe_helper_checked)
+{
+	uid_t me = getuid();
+	char why[PATH_MAX + 128];
+
+	mkfile("bin/helper", "#!/bin/sh\n");
+	chmod(tpath("bin/helper"), 0755);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me, why, sizeof(why)), 0);
+	mklink("bin/link", tpath("bin/helper"));
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/link"), me, why, sizeof(why)), 0);
+
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/missing"), me, why, sizeof(why)), -ENOENT);
+	CHECK(strstr(why, "bin/missing") != NULL);
+	mklink("bin/dangling", tpath("bin/missing"));
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/dangling"), me, why, sizeof(why)), -ENOENT);
+	CHECK_EQ_INT(coredam_pipe_helper_check("bin/helper", me, why, sizeof(why)), -EINVAL);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin"), me, why, sizeof(why)), -EINVAL);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me + 1, why, sizeof(why)), -EPERM);
+
+	chmod(tpath("bin/helper"), 0644);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me, why, sizeof(why)), -EACCES);
+	chmod(tpath("bin/helper"), 0775);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("bin/helper"), me, why, sizeof(why)), -EPERM);
+	CHECK(strstr(why, "writable") != NULL);
+
+	/* its directory open to all, sticky or not: another program can take its place */
+	mkfile("open/helper", "#!/bin/sh\n");
+	chmod(tpath("open/helper"), 0755);
+	chmod(tpath("open"), 01777);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("open/helper"), me, why, sizeof(why)), -EPERM);
+	chmod(tpath("open"), 0755);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("open/helper"), me, why, sizeof(why)), 0);
+	/* an ancestor open to all, not sticky: the directory itself can be renamed away */
+	mkfile("top/sub/helper", "#!/bin/sh\n");
+	chmod(tpath("top/sub/helper"), 0755);
+	chmod(tpath("top"), 0777);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("top/sub/helper"), me, why, sizeof(why)), -EPERM);
+	chmod(tpath("top"), 01777);
+	CHECK_EQ_INT(coredam_pipe_helper_check(tpath("top/sub/helper"), me, why, sizeof(why)), 0);
+}

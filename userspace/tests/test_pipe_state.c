@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* coredam-pipe's library: the counters and the published budget. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <grp.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pipe-state.h"
+#include "test.h"
+#include "macro.h"
+
+TEST(pipe_stats_and_budget)
+{
+	const char *state = tkeep("state");
+	struct coredam_pipe_stats d = { 0 }, s;
+	struct coredam_pipe_budget b = { 3, 10, 500 }, got;
+	struct coredam_stats k;
+	char buf[1024];
+
+	CHECK(coredam_pipe_stats_read(state, &s) == -ENOENT);
+	d.v[COREDAM_PIPE_STARTED] = 5;
+	d.v[COREDAM_PIPE_ADMITTED] = 3;
+	d.v[COREDAM_PIPE_COMPLETED] = 2;
+	d.v[COREDAM_PIPE_FAILED] = 1;
+	d.v[COREDAM_PIPE_SKIPPED_TIMEOUT] = 1;
+	d.v[COREDAM_PIPE_SKIPPED_RLIMIT] = 1;
+	d.v[COREDAM_PIPE_UNCHARGED] = 1;
+	d.v[COREDAM_PIPE_TRUNCATED] = 1;
+	d.v[COREDAM_PIPE_BYTES_DISK] = 1000;
+	CHECK(coredam_pipe_stats_add(state, &d) == 0);
+	CHECK(coredam_pipe_stats_add(state, &d) == 0);
+	CHECK(coredam_pipe_stats_read(state, &s) == 0);
+	CHECK(s.v[COREDAM_PIPE_STARTED] == 10 && s.v[COREDAM_PIPE_BYTES_DISK] == 2000);
+	CHECK(coredam_pipe_stats_format(&s, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "skipped_timeout 2\n") != NULL);
+	CHECK(strstr(buf, "uncharged 2\n") != NULL);
+
+	/* under the kernel's names: rlimit skips are not dumps the kernel would start */
+	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_STARTED], 8);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_ADMITTED], 6);
+	/* a core cut at RLIMIT_CORE is the kernel's failed_limit, not completed */
+	CHECK_EQ_INT(k.v[COREDAM_STAT_COMPLETED], 2);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_FAILED_LIMIT], 2);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_FAILED_WRITE], 2);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_FAILED], 4);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_UNCHARGED], 2);
+	CHECK(k.v[COREDAM_STAT_SKIPPED_TIMEOUT] == 2 && k.v[COREDAM_STAT_BYTES] == 2000);
+	CHECK(k.v[COREDAM_STAT_ACTIVE] == 0 && k.v[COREDAM_STAT_WAITING] == 0);
+	CHECK(coredam_stats_consistent(&k));
+
+	CHECK(coredam_pipe_stats_parse("started 1\nfuture_counter 9\n", &s) == 0 && s.v[0] == 1);
+	CHECK(coredam_pipe_stats_parse("started x\n", &s) == -EBADMSG);
+
+	CHECK(coredam_pipe_budget_read(state, &got) == -ENOENT);
+	CHECK(coredam_pipe_budget_write(state, &b) == 0);
+	CHECK(coredam_pipe_budget_read(state, &got) == 0);
+	CHECK(got.concurrency == 3 && got.waiting == 10 && got.timeout_ms == 500);
+	CHECK(coredam_pipe_budget_remove(state) == 0);
+	CHECK(coredam_pipe_budget_read(state, &got) == -ENOENT);
+}
