@@ -27,6 +27,7 @@
 #include "meta.h"
 #include "pipe-args.h"
 #include "pipe-dest.h"
+#include "pipe-outcome.h"
 #include "pipe-state.h"
 #include "pipe-queue.h"
 #include "pipe-writer.h"
@@ -37,18 +38,6 @@
 #include "string-util.h"
 #include "path-util.h"
 #include "time-util.h"
-
-/* Exit codes, documented in coredam-pipe(8). */
-enum {
-	EXIT_STORED = 0,
-	EXIT_FAILED = 1,	/* admitted, the write failed (partial file removed), or the kernel's stream
-				   ended before the core's headers said: kept as .incomplete */
-	EXIT_USAGE = 2,
-	EXIT_DROPPED = 3,	/* queue full or unusable, wait timeout, stopped while waiting, or not confined */
-	EXIT_RLIMIT = 4,	/* RLIMIT_CORE of the crashed process disables dumping */
-	EXIT_DEST = 5,		/* the destination directory failed its checks */
-	EXIT_SPACE = 6,		/* the destination below its free-space floor on arrival */
-};
 
 static bool log_stderr;
 
@@ -137,21 +126,12 @@ static void count(const char *state, int what, uint64_t n)
 		logmsg(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
 }
 
-struct outcome {
-	int what[4];
-	size_t n;
-	uint64_t bytes, disk;
-};
-
-static void count_outcome(const char *state, const struct outcome *o)
+static void count_outcome(const char *state, const struct coredam_pipe_outcome *o)
 {
-	struct coredam_pipe_stats d = { 0 };
+	struct coredam_pipe_stats d;
 	int r;
 
-	for (size_t i = 0; i < o->n; i++)
-		d.v[o->what[i]]++;
-	d.v[COREDAM_PIPE_BYTES] = o->bytes;
-	d.v[COREDAM_PIPE_BYTES_DISK] = o->disk;
+	coredam_pipe_outcome_delta(o, &d);
 	r = coredam_pipe_stats_add(state, &d);
 	if (r < 0)
 		logmsg(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
@@ -191,9 +171,9 @@ static int do_decompress(void)
 	if (r < 0) {
 		fprintf(stderr, "coredam-pipe: decompress: %s\n",
 			r == -EBADMSG ? "not a complete zstd stream" : strerror(-r));
-		return EXIT_FAILED;
+		return COREDAM_PIPE_EXIT_FAILED;
 	}
-	return EXIT_STORED;
+	return COREDAM_PIPE_EXIT_STORED;
 }
 
 static int do_check(const char *dir)
@@ -205,10 +185,10 @@ static int do_check(const char *dir)
 	r = coredam_pipe_open_dest(dir, 0, why, sizeof(why), &fd);
 	if (r < 0) {
 		fprintf(stderr, "coredam-pipe: destination %s refused: %s\n", dir, why);
-		return EXIT_DEST;
+		return COREDAM_PIPE_EXIT_DEST;
 	}
 	printf("destination %s: ok\n", dir);
-	return EXIT_STORED;
+	return COREDAM_PIPE_EXIT_STORED;
 }
 
 static int setup_stop_fd(void)
@@ -221,24 +201,6 @@ static int setup_stop_fd(void)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
-/*
- * A core the kernel stopped sending before its program headers' data was
- * all there: the crashed process was killed (SIGKILL, the OOM killer)
- * while it dumped. A pipe core has no holes, so a complete one is at least
- * as long as its headers say. A core cut at RLIMIT_CORE is not this: the
- * helper stopped reading it. Without readable headers nothing is claimed.
- */
-static bool cut_short(const struct coredam_pipe_copy_opts *o, const struct coredam_pipe_copy_result *res,
-		      uint64_t *ret_expected)
-{
-	uint64_t expected;
-
-	if (!o->head || res->truncated || coredam_elf_core_size(o->head, res->head_len, &expected) < 0)
-		return false;
-	*ret_expected = expected;
-	return res->in_bytes < expected;
 }
 
 /*
@@ -259,6 +221,50 @@ static void grant_read(const struct coredam_pipe_args *a, int fd, const void *he
 	if (fsetxattr(fd, "system.posix_acl_access", acl, n, 0) < 0)
 		logmsg(LOG_WARNING, "core of pid %d: uid %u may not read it: no ACL on %s (%m); root's only",
 		       (int)a->pid, (unsigned int)a->uid, a->dir);
+}
+
+/*
+ * Rename the finished temporary @tmp to @name (with ".incomplete" when
+ * @incomplete), or to @name.1 ... @name.9 if taken: never over another
+ * core. The name chosen goes to @final.
+ */
+static int rename_into_place(const struct coredam_pipe_args *a, int dirfd, const char *tmp, const char *name,
+			     bool incomplete, char *final, size_t finalsize)
+{
+	int r;
+
+	for (int i = 0;; i++) {
+		if (i == 0)
+			r = xsnprintf(final, finalsize, "%s%s", name, incomplete ? ".incomplete" : "");
+		else
+			r = xsnprintf(final, finalsize, "%s.%d%s", name, i, incomplete ? ".incomplete" : "");
+		if (r < 0)
+			return r;
+		if (renameat2(dirfd, tmp, dirfd, final, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST || i >= 9) {
+			r = -errno;
+			logmsg(LOG_ERR, "core of pid %d: cannot rename into %s/%s: %s", (int)a->pid, a->dir, final,
+			       strerror(-r));
+			return r;
+		}
+	}
+}
+
+/* The metadata beside the core, "<core>.json"; a failure costs only the metadata. */
+static void write_meta(const struct coredam_pipe_args *a, int dirfd, const struct coredam_core_meta *m, mode_t mode)
+{
+	char meta[16384], mname[NAME_MAX + 1];
+	int r;
+
+	r = coredam_meta_format(m, meta, sizeof(meta));
+	if (r >= 0)
+		r = xsnprintf(mname, sizeof(mname), "%s.json", m->core);
+	if (r >= 0)
+		r = coredam_meta_write_at(dirfd, mname, meta, mode);
+	if (r < 0)
+		logmsg(LOG_WARNING, "core of pid %d: metadata %s/%s.json not written: %s", (int)a->pid, a->dir,
+		       m->core, strerror(-r));
 }
 
 /*
@@ -284,7 +290,7 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	struct coredam_pipe_files files;
 	_cleanup_close_ int fd = -1;
 	bool incomplete;
-	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], meta[16384], mname[NAME_MAX + 1];
+	char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
 	uint64_t t0;
 	int r;
 
@@ -324,36 +330,16 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 		goto out_unlink;
 	}
 	grant_read(a, fd, head, res->head_len);
-	incomplete = res->truncated || cut_short(&o, res, ret_expected);
-	for (int i = 0;; i++) {
-		if (i == 0)
-			r = xsnprintf(final, finalsize, "%s%s", name, incomplete ? ".incomplete" : "");
-		else
-			r = xsnprintf(final, finalsize, "%s.%d%s", name, i, incomplete ? ".incomplete" : "");
-		if (r < 0)
-			goto out_unlink;
-		if (renameat2(dirfd, tmp, dirfd, final, RENAME_NOREPLACE) == 0)
-			break;
-		if (errno != EEXIST || i >= 9) {
-			r = -errno;
-			logmsg(LOG_ERR, "core of pid %d: cannot rename into %s/%s: %s", (int)a->pid, a->dir, final,
-			       strerror(-r));
-			goto out_unlink;
-		}
-	}
+	incomplete = res->truncated || coredam_pipe_cut_short(o.head, res, ret_expected);
+	r = rename_into_place(a, dirfd, tmp, name, incomplete, final, finalsize);
+	if (r < 0)
+		goto out_unlink;
 	m->core = final;
 	m->size = res->in_bytes;
 	m->disk_size = res->out_bytes;
 	m->truncated = incomplete;
 	m->done_usec = now_usec(CLOCK_MONOTONIC);
-	r = coredam_meta_format(m, meta, sizeof(meta));
-	if (r >= 0)
-		r = xsnprintf(mname, sizeof(mname), "%s.json", final);
-	if (r >= 0)
-		r = coredam_meta_write_at(dirfd, mname, meta, files.meta_mode);
-	if (r < 0)
-		logmsg(LOG_WARNING, "core of pid %d: metadata %s/%s.json not written: %s", (int)a->pid, a->dir, final,
-		       strerror(-r));
+	write_meta(a, dirfd, m, files.meta_mode);
 	if (fsync(dirfd) < 0)
 		logmsg(LOG_WARNING, "fsync(%s): %m", a->dir);
 	return 0;
@@ -363,7 +349,46 @@ out_unlink:
 	return r;
 }
 
-int main(int argc, char **argv)
+/* One crash, from the kernel's arguments to the helper's exit status. */
+struct helper {
+	struct coredam_roots roots;
+	struct coredam_config cfg;
+	struct coredam_pipe_args a;
+	struct coredam_pipe_queue q;
+	struct coredam_pipe_budget fallback;	/* the configuration's, when coredamd publishes none */
+	struct coredam_space space;
+	struct coredam_core_meta m;
+	struct coredam_pipe_outcome out;
+	char config[PATH_MAX];
+	const char *config_dir;
+	char cg[PATH_MAX];
+	int dirfd;
+	bool decompress, check;
+};
+
+static void helper_done(struct helper *h)
+{
+	coredam_pipe_release(&h->q);
+	closep(&h->dirfd);
+}
+
+/* Count the outcome, give the queue place back, and return @status. */
+static int finish(struct helper *h, int status)
+{
+	count_outcome(h->roots.state, &h->out);
+	coredam_pipe_release(&h->q);
+	return status;
+}
+
+/* The crash is not stored: counted as @what, the helper exits with @status. */
+static int drop(struct helper *h, int what, int status)
+{
+	coredam_pipe_outcome_add(&h->out, what);
+	return finish(h, status);
+}
+
+/* Options; -1 to go on, else the exit status (--help, --version, a usage error). */
+static int parse_options(struct helper *h, int argc, char **argv)
 {
 	enum { OPT_CONFIG_DIR = 256, OPT_STATE, OPT_PROC, OPT_CG, OPT_DECOMPRESS, OPT_CHECK, OPT_VERSION };
 	static const struct option opts[] = {
@@ -378,131 +403,99 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{}
 	};
-	struct coredam_roots roots = COREDAM_ROOTS_DEFAULT;
-	struct coredam_pipe_queue q = COREDAM_PIPE_QUEUE_INIT;
-	struct coredam_pipe_args a;
-	struct coredam_config cfg;
-	struct coredam_config_error e;
-	struct coredam_pipe_budget fallback;
-	struct coredam_space space = { 0 };
-	struct coredam_core_meta m = { 0 };
-	struct coredam_pipe_copy_result res = { 0 };
-	struct outcome out = { 0 };
-	enum coredam_pipe_wait_result wr = COREDAM_PIPE_ADMIT;
-	char config[PATH_MAX] = "", dropins[PATH_MAX] = "", why[PATH_MAX + 256], cg[PATH_MAX] = "";
-	char final[NAME_MAX + 1] = "";
-	const char *config_dir = NULL;
-	bool decompress = false, check = false;
-	_cleanup_close_ int dirfd = -1;
-	int c, r, stop_fd, ret;
-	uint32_t ahead = 0;
-	uint64_t waited = 0, expected = 0;
-
-	log_stderr = fcntl(STDERR_FILENO, F_GETFD) >= 0 && isatty(STDERR_FILENO);
-	sanitize_fds();
-	umask(0077);
-	roots.cgroup = NULL;	/* found in mountinfo unless given */
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'c':
-			snprintf(config, sizeof(config), "%s", optarg);
+			snprintf(h->config, sizeof(h->config), "%s", optarg);
 			break;
 		case OPT_CONFIG_DIR:
-			config_dir = optarg;
+			h->config_dir = optarg;
 			break;
 		case OPT_STATE:
-			roots.state = optarg;
+			h->roots.state = optarg;
 			break;
 		case OPT_PROC:
-			roots.proc = optarg;
+			h->roots.proc = optarg;
 			break;
 		case OPT_CG:
-			roots.cgroup = optarg;
+			h->roots.cgroup = optarg;
 			break;
 		case OPT_DECOMPRESS:
-			decompress = true;
+			h->decompress = true;
 			break;
 		case OPT_CHECK:
-			check = true;
+			h->check = true;
 			break;
 		case 'h':
 			help(stdout);
-			return EXIT_STORED;
+			return COREDAM_PIPE_EXIT_STORED;
 		case OPT_VERSION:
 			printf("coredam-pipe %s\n", COREDAM_VERSION);
-			return EXIT_STORED;
+			return COREDAM_PIPE_EXIT_STORED;
 		default:
 			help(stderr);
-			return EXIT_USAGE;
+			return COREDAM_PIPE_EXIT_USAGE;
 		}
 	}
-	if (decompress)
-		return optind == argc ? do_decompress() : (help(stderr), EXIT_USAGE);
-	if (check)
-		return optind + 1 == argc ? do_check(argv[optind]) : (help(stderr), EXIT_USAGE);
+	return -1;
+}
 
-	r = coredam_pipe_args_parse(argc - optind, argv + optind, &a);
-	if (r < 0) {
-		logmsg(LOG_ERR, "bad arguments (expected DIR %s): core not stored", COREDAM_PIPE_SPECIFIERS);
-		if (isatty(STDERR_FILENO))
-			help(stderr);
-		return EXIT_USAGE;
-	}
-	if (a.dumpable == COREDAM_DUMPABLE_UNKNOWN)
-		logmsg(LOG_WARNING, "core of pid %d: core_pattern passes no %%d, so a setuid process cannot be told "
-		       "apart: the core is kept root's, mode 0400 (add %%d after %%c)", (int)a.pid);
-	m = (struct coredam_core_meta){
-		.pid = a.pid, .uid = a.uid, .gid = a.gid, .signal = a.signal, .time = a.time, .comm = a.comm,
-		.dumpable = a.dumpable, .arrived_usec = now_usec(CLOCK_MONOTONIC), .cgroup = cg,
-		.compression = "none",
-	};
+/* The configuration: a broken file must not cost the core, so the defaults then. */
+static void load_config(struct helper *h)
+{
+	struct coredam_config_error e;
+	char dropins[PATH_MAX];
 
-	/* configuration: a broken file must not cost the core, so defaults then */
-	if (!config[0])
-		snprintf(config, sizeof(config), "%s/coredam.conf", roots.conf);
-	if (config_dir)
-		snprintf(dropins, sizeof(dropins), "%s", config_dir);
+	if (!h->config[0])
+		snprintf(h->config, sizeof(h->config), "%s/coredam.conf", h->roots.conf);
+	if (h->config_dir)
+		snprintf(dropins, sizeof(dropins), "%s", h->config_dir);
 	else
-		coredam_config_dropin_dir(config, dropins, sizeof(dropins));
-	r = coredam_config_load(config, dropins, &cfg, &e);
-	if (r < 0) {
+		coredam_config_dropin_dir(h->config, dropins, sizeof(dropins));
+	if (coredam_config_load(h->config, dropins, &h->cfg, &e) < 0) {
 		logmsg(LOG_WARNING, "%s:%d: %s; using the defaults", e.file, e.line, e.msg);
-		coredam_config_init(&cfg);
+		coredam_config_init(&h->cfg);
 	}
-	if (cfg.pipe_compress)
-		m.compression = "zstd";
-	count(roots.state, COREDAM_PIPE_STARTED, 1);
+}
+
+/*
+ * Before the queue: into the dump cgroup, the crashed process's
+ * RLIMIT_CORE, the destination and its free space. -1 to go on, else the
+ * exit status of a crash that is not stored.
+ */
+static int arrive(struct helper *h)
+{
+	const struct coredam_pipe_args *a = &h->a;
+	char why[PATH_MAX + 256];
+	int r;
 
 	/* 1. into the dump cgroup before the first byte is read */
-	r = join_cgroup(&roots, cfg.cgroup, why, sizeof(why));
+	r = join_cgroup(&h->roots, h->cfg.cgroup, why, sizeof(why));
 	if (r < 0) {
 		logmsg(LOG_WARNING, "core of pid %d: not moved into the dump cgroup (%s): written unthrottled",
-		       (int)a.pid, why);
-		out.what[out.n++] = COREDAM_PIPE_UNCHARGED;
+		       (int)a->pid, why);
+		coredam_pipe_outcome_add(&h->out, COREDAM_PIPE_UNCHARGED);
 	}
-	if (coredam_cg_of_pid(roots.proc, getpid(), cg, sizeof(cg)) < 0)
-		snprintf(cg, sizeof(cg), "?");
+	if (coredam_cg_of_pid(h->roots.proc, getpid(), h->cg, sizeof(h->cg)) < 0)
+		snprintf(h->cg, sizeof(h->cg), "?");
 
 	/* 2. RLIMIT_CORE of the crashed process: the kernel leaves it to pipe helpers */
-	m.rlimit = a.rlimit;
-	if (!a.have_rlimit && coredam_pipe_read_rlimit(roots.proc, a.pid, &m.rlimit) < 0)
-		m.rlimit = UINT64_MAX;
-	if (m.rlimit < 4096) {
+	h->m.rlimit = a->rlimit;
+	if (!a->have_rlimit && coredam_pipe_read_rlimit(h->roots.proc, a->pid, &h->m.rlimit) < 0)
+		h->m.rlimit = UINT64_MAX;
+	if (coredam_pipe_rlimit_disables(h->m.rlimit)) {
 		logmsg(LOG_INFO, "core of pid %d not stored: its RLIMIT_CORE is %" PRIu64 " bytes (dumping disabled)",
-		       (int)a.pid, m.rlimit);
-		out.what[out.n++] = COREDAM_PIPE_SKIPPED_RLIMIT;
-		count_outcome(roots.state, &out);
-		return EXIT_RLIMIT;
+		       (int)a->pid, h->m.rlimit);
+		return drop(h, COREDAM_PIPE_SKIPPED_RLIMIT, COREDAM_PIPE_EXIT_RLIMIT);
 	}
 
 	/* 3. the destination, component by component */
-	r = coredam_pipe_open_dest(a.dir, 0, why, sizeof(why), &dirfd);
+	r = coredam_pipe_open_dest(a->dir, 0, why, sizeof(why), &h->dirfd);
 	if (r < 0) {
-		logmsg(LOG_ERR, "core of pid %d dropped: destination %s refused: %s", (int)a.pid, a.dir, why);
-		out.what[out.n++] = COREDAM_PIPE_SKIPPED_ERROR;
-		count_outcome(roots.state, &out);
-		return EXIT_DEST;
+		logmsg(LOG_ERR, "core of pid %d dropped: destination %s refused: %s", (int)a->pid, a->dir, why);
+		return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DEST);
 	}
 
 	/*
@@ -510,129 +503,182 @@ int main(int argc, char **argv)
 	 * would eat the root reservation. Below the floor the core is not
 	 * stored at all; the writer checks again as it writes.
 	 */
-	r = coredam_space_check_fd(&cfg, dirfd, &space);
-	if (r < 0 || space.below) {
-		if (r < 0)
-			logmsg(LOG_ERR, "core of pid %d dropped: free space of %s unknown: %s", (int)a.pid, a.dir,
-			       strerror(-r));
-		else
-			logmsg(LOG_WARNING,
-			       "core of pid %d (uid %u, signal %d) dropped: %s has %" PRIu64 " MiB free, below its floor of %" PRIu64 " MiB ([Space] FreeSpaceFloor=)",
-			       (int)a.pid, (unsigned)a.uid, a.signal, a.dir, space.free_bytes >> 20,
-			       space.floor_bytes >> 20);
-		out.what[out.n++] = r < 0 ? COREDAM_PIPE_SKIPPED_ERROR : COREDAM_PIPE_SKIPPED_SPACE;
-		count_outcome(roots.state, &out);
-		return r < 0 ? EXIT_DEST : EXIT_SPACE;
+	r = coredam_space_check_fd(&h->cfg, h->dirfd, &h->space);
+	if (r < 0) {
+		logmsg(LOG_ERR, "core of pid %d dropped: free space of %s unknown: %s", (int)a->pid, a->dir,
+		       strerror(-r));
+		return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DEST);
 	}
+	if (h->space.below) {
+		logmsg(LOG_WARNING,
+		       "core of pid %d (uid %u, signal %d) dropped: %s has %" PRIu64 " MiB free, below its floor of %" PRIu64 " MiB ([Space] FreeSpaceFloor=)",
+		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, h->space.free_bytes >> 20,
+		       h->space.floor_bytes >> 20);
+		return drop(h, COREDAM_PIPE_SKIPPED_SPACE, COREDAM_PIPE_EXIT_SPACE);
+	}
+	return -1;
+}
 
-	/* 4. a slot, in arrival order */
-	fallback = (struct coredam_pipe_budget){
-		.concurrency = cfg.concurrency,
-		.waiting = cfg.queue_cap,
-		.timeout_ms = (uint32_t)MIN((cfg.wait_timeout_usec + 999) / 1000, (uint64_t)UINT32_MAX),
+/* Why a dump got no slot, with the budget that decided it. */
+static void log_not_admitted(const struct helper *h, enum coredam_pipe_wait_result wr, uint32_t ahead)
+{
+	const struct coredam_pipe_args *a = &h->a;
+	struct coredam_pipe_budget b;
+	bool agent = coredam_pipe_budget_read(h->roots.state, &b) == 0;
+	const char *from = agent ? "budget from coredamd" : "coredamd not running: budget from the configuration";
+
+	if (!agent)
+		b = h->fallback;
+	if (wr == COREDAM_PIPE_FULL)
+		logmsg(LOG_WARNING,
+		       "core of pid %d (uid %u, signal %d) dropped: queue full, %u dumps ahead with %u writing and at most %u waiting (%s)",
+		       (int)a->pid, (unsigned)a->uid, a->signal, ahead, b.concurrency, b.waiting, from);
+	else if (wr == COREDAM_PIPE_TIMEOUT)
+		logmsg(LOG_WARNING,
+		       "core of pid %d (uid %u, signal %d) dropped: no write slot within %u ms (%u at once, ticket %" PRIu64 "; %s)",
+		       (int)a->pid, (unsigned)a->uid, a->signal, b.timeout_ms, b.concurrency, h->q.ticket, from);
+	else if (wr == COREDAM_PIPE_PUSHED_OUT)
+		logmsg(LOG_WARNING,
+		       "core of pid %d (uid %u, signal %d) dropped: the queue was full and uid %u held more of its waiting places than any other user; a dump of another user took this one's after %" PRIu64 " ms",
+		       (int)a->pid, (unsigned)a->uid, a->signal, (unsigned)a->uid, h->m.waited_ms);
+	else
+		logmsg(LOG_WARNING, "core of pid %d dropped: stopped by a signal after waiting %" PRIu64 " ms",
+		       (int)a->pid, h->m.waited_ms);
+}
+
+/*
+ * 4. A write slot, in arrival order, confined before the first byte of
+ * the core is read. -1 once admitted, else the exit status of a crash that
+ * got no slot.
+ */
+static int take_slot(struct helper *h)
+{
+	const struct coredam_pipe_args *a = &h->a;
+	enum coredam_pipe_wait_result wr = COREDAM_PIPE_ADMIT;
+	char why[PATH_MAX + 256];
+	uint64_t waited = 0;
+	uint32_t ahead = 0;
+	int r, stop_fd;
+
+	h->fallback = (struct coredam_pipe_budget){
+		.concurrency = h->cfg.concurrency,
+		.waiting = h->cfg.queue_cap,
+		.timeout_ms = (uint32_t)MIN((h->cfg.wait_timeout_usec + 999) / 1000, (uint64_t)UINT32_MAX),
 	};
 	stop_fd = setup_stop_fd();
-	r = coredam_pipe_queue_open(roots.state, &q);
+	r = coredam_pipe_queue_open(h->roots.state, &h->q);
 
 	/*
-	 * 4a. confined before the first byte is read: from here on the helper
-	 * writes only through what it has opened and the state directory, with
-	 * no capability and a short list of system calls. Fails closed.
+	 * Confined: from here on the helper writes only through what it has
+	 * opened and the state directory, with no capability and a short
+	 * list of system calls. Fails closed.
 	 */
-	if (r >= 0 && cfg.pipe_sandbox) {
+	if (r >= 0 && h->cfg.pipe_sandbox) {
 		log_open();
-		r = coredam_sandbox_enter(roots.state, why, sizeof(why));
+		r = coredam_sandbox_enter(h->roots.state, why, sizeof(why));
 		if (r < 0) {
 			logmsg(LOG_ERR,
 			       "core of pid %d (uid %u, signal %d) dropped: cannot confine the helper: %s ([Pipe] Sandbox=no stores cores unconfined)",
-			       (int)a.pid, (unsigned)a.uid, a.signal, why);
-			out.what[out.n++] = COREDAM_PIPE_SKIPPED_ERROR;
-			count_outcome(roots.state, &out);
-			coredam_pipe_release(&q);
-			return EXIT_DROPPED;
+			       (int)a->pid, (unsigned)a->uid, a->signal, why);
+			return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DROPPED);
 		}
 	}
 	if (r >= 0)
-		r = coredam_pipe_enqueue(&q, a.pid, a.uid, &fallback, &ahead);
+		r = coredam_pipe_enqueue(&h->q, a->pid, a->uid, &h->fallback, &ahead);
 	if (r > 0) {
-		m.ticket = q.ticket;
-		r = coredam_pipe_wait(&q, &fallback, stop_fd, &wr, &waited);
+		h->m.ticket = h->q.ticket;
+		r = coredam_pipe_wait(&h->q, &h->fallback, stop_fd, &wr, &waited);
 	} else if (r == 0) {
 		wr = COREDAM_PIPE_FULL;
 	}
 	if (r < 0) {
 		/* no slot, no write: a dump let past the queue breaks the budget for every other */
 		logmsg(LOG_ERR, "core of pid %d (uid %u, signal %d) dropped: the queue in %s/pipe is unusable: %s",
-		       (int)a.pid, (unsigned)a.uid, a.signal, roots.state, strerror(-r));
-		out.what[out.n++] = COREDAM_PIPE_SKIPPED_ERROR;
-		count_outcome(roots.state, &out);
-		coredam_pipe_release(&q);
-		return EXIT_DROPPED;
+		       (int)a->pid, (unsigned)a->uid, a->signal, h->roots.state, strerror(-r));
+		return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DROPPED);
 	}
-	m.waited_ms = waited / 1000;
+	h->m.waited_ms = waited / 1000;
 	if (wr != COREDAM_PIPE_ADMIT) {
-		struct coredam_pipe_budget b;
-		bool agent = coredam_pipe_budget_read(roots.state, &b) == 0;
-
-		if (!agent)
-			b = fallback;
-		if (wr == COREDAM_PIPE_FULL)
-			logmsg(LOG_WARNING,
-			       "core of pid %d (uid %u, signal %d) dropped: queue full, %u dumps ahead with %u writing and at most %u waiting (%s)",
-			       (int)a.pid, (unsigned)a.uid, a.signal, ahead, b.concurrency, b.waiting,
-			       agent ? "budget from coredamd" : "coredamd not running: budget from the configuration");
-		else if (wr == COREDAM_PIPE_TIMEOUT)
-			logmsg(LOG_WARNING,
-			       "core of pid %d (uid %u, signal %d) dropped: no write slot within %u ms (%u at once, ticket %" PRIu64 "; %s)",
-			       (int)a.pid, (unsigned)a.uid, a.signal, b.timeout_ms, b.concurrency, q.ticket,
-			       agent ? "budget from coredamd" : "coredamd not running: budget from the configuration");
-		else if (wr == COREDAM_PIPE_PUSHED_OUT)
-			logmsg(LOG_WARNING,
-			       "core of pid %d (uid %u, signal %d) dropped: the queue was full and uid %u held more of its waiting places than any other user; a dump of another user took this one's after %" PRIu64 " ms",
-			       (int)a.pid, (unsigned)a.uid, a.signal, (unsigned)a.uid, m.waited_ms);
-		else
-			logmsg(LOG_WARNING, "core of pid %d dropped: stopped by a signal after waiting %" PRIu64 " ms",
-			       (int)a.pid, m.waited_ms);
-		out.what[out.n++] = wr == COREDAM_PIPE_FULL || wr == COREDAM_PIPE_PUSHED_OUT ? COREDAM_PIPE_SKIPPED_FULL
-				    : wr == COREDAM_PIPE_TIMEOUT ? COREDAM_PIPE_SKIPPED_TIMEOUT
-								 : COREDAM_PIPE_SKIPPED_KILLED;
-		count_outcome(roots.state, &out);
-		coredam_pipe_release(&q);
-		return EXIT_DROPPED;
+		log_not_admitted(h, wr, ahead);
+		return drop(h, coredam_pipe_wait_skip(wr), COREDAM_PIPE_EXIT_DROPPED);
 	}
-	(void)coredam_pipe_mark_writing(&q);	/* only the gauges read the letter; the ticket holds the slot */
-	m.admitted_usec = now_usec(CLOCK_MONOTONIC);
-	count(roots.state, COREDAM_PIPE_ADMITTED, 1);
+	(void)coredam_pipe_mark_writing(&h->q);	/* only the gauges read the letter; the ticket holds the slot */
+	h->m.admitted_usec = now_usec(CLOCK_MONOTONIC);
+	count(h->roots.state, COREDAM_PIPE_ADMITTED, 1);
+	return -1;
+}
 
-	/* 5. write, rename into place, metadata */
-	r = store(&cfg, &a, dirfd, space.floor_bytes, &m, final, sizeof(final), &res, &expected);
-	coredam_pipe_release(&q);
-	out.bytes = res.in_bytes;
-	if (r < 0) {
-		out.what[out.n++] = COREDAM_PIPE_FAILED;
-		ret = EXIT_FAILED;
-	} else if (res.in_bytes < expected) {
-		/* kept for what it holds, but no complete core: failed, never completed */
-		out.what[out.n++] = COREDAM_PIPE_FAILED;
-		out.disk = res.out_bytes;
+/* 5. Write, rename into place, metadata; the exit status. */
+static int write_core(struct helper *h)
+{
+	const struct coredam_pipe_args *a = &h->a;
+	struct coredam_pipe_copy_result res = { 0 };
+	char final[NAME_MAX + 1] = "";
+	uint64_t expected = 0;
+	int r, status;
+
+	r = store(&h->cfg, a, h->dirfd, h->space.floor_bytes, &h->m, final, sizeof(final), &res, &expected);
+	coredam_pipe_release(&h->q);
+	status = coredam_pipe_outcome_stored(&h->out, r, &res, expected);
+	if (r >= 0 && status != COREDAM_PIPE_EXIT_STORED)
 		logmsg(LOG_ERR,
 		       "core of pid %d (uid %u, signal %d) cut short: the kernel sent %" PRIu64 " of the %" PRIu64 " bytes its ELF headers declare (process killed while dumping?); kept as %s/%s",
-		       (int)a.pid, (unsigned)a.uid, a.signal, res.in_bytes, expected, a.dir, final);
-		ret = EXIT_FAILED;
-	} else {
-		out.what[out.n++] = COREDAM_PIPE_COMPLETED;
-		if (res.truncated)
-			out.what[out.n++] = COREDAM_PIPE_TRUNCATED;
-		out.disk = res.out_bytes;
-		logmsg(res.truncated && m.rlimit > res.in_bytes ? LOG_WARNING : LOG_INFO,
+		       (int)a->pid, (unsigned)a->uid, a->signal, res.in_bytes, expected, a->dir, final);
+	else if (r >= 0)
+		logmsg(res.truncated && h->m.rlimit > res.in_bytes ? LOG_WARNING : LOG_INFO,
 		       "core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
-		       (int)a.pid, (unsigned)a.uid, a.signal, a.dir, final, res.in_bytes,
-		       !res.truncated ? "" : res.timed_out ? " (cut at [Pipe] CoreTimeMax=)"
-				  : res.no_space ? " (cut at the free-space floor, [Space] FreeSpaceFloor=)"
-				  : m.rlimit > res.in_bytes ? " (cut at [Pipe] CoreSizeMax=)" : " (cut at RLIMIT_CORE)",
-		       res.out_bytes, m.waited_ms, m.write_ms);
-		ret = EXIT_STORED;
+		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, final, res.in_bytes,
+		       coredam_pipe_cut_reason(&res, h->m.rlimit), res.out_bytes, h->m.waited_ms, h->m.write_ms);
+	return finish(h, status);
+}
+
+int main(int argc, char **argv)
+{
+	_cleanup_(helper_done) struct helper h = {
+		.roots = COREDAM_ROOTS_DEFAULT,
+		.q = COREDAM_PIPE_QUEUE_INIT,
+		.dirfd = -1,
+	};
+	int r;
+
+	log_stderr = fcntl(STDERR_FILENO, F_GETFD) >= 0 && isatty(STDERR_FILENO);
+	sanitize_fds();
+	umask(0077);
+	h.roots.cgroup = NULL;	/* found in mountinfo unless given */
+
+	r = parse_options(&h, argc, argv);
+	if (r >= 0)
+		return r;
+	if (h.decompress)
+		return optind == argc ? do_decompress() : (help(stderr), COREDAM_PIPE_EXIT_USAGE);
+	if (h.check)
+		return optind + 1 == argc ? do_check(argv[optind]) : (help(stderr), COREDAM_PIPE_EXIT_USAGE);
+
+	r = coredam_pipe_args_parse(argc - optind, argv + optind, &h.a);
+	if (r < 0) {
+		logmsg(LOG_ERR, "bad arguments (expected DIR %s): core not stored", COREDAM_PIPE_SPECIFIERS);
+		if (isatty(STDERR_FILENO))
+			help(stderr);
+		return COREDAM_PIPE_EXIT_USAGE;
 	}
-	count_outcome(roots.state, &out);
-	return ret;
+	if (h.a.dumpable == COREDAM_DUMPABLE_UNKNOWN)
+		logmsg(LOG_WARNING, "core of pid %d: core_pattern passes no %%d, so a setuid process cannot be told "
+		       "apart: the core is kept root's, mode 0400 (add %%d after %%c)", (int)h.a.pid);
+	h.m = (struct coredam_core_meta){
+		.pid = h.a.pid, .uid = h.a.uid, .gid = h.a.gid, .signal = h.a.signal, .time = h.a.time,
+		.comm = h.a.comm, .dumpable = h.a.dumpable, .arrived_usec = now_usec(CLOCK_MONOTONIC),
+		.cgroup = h.cg, .compression = "none",
+	};
+	load_config(&h);
+	if (h.cfg.pipe_compress)
+		h.m.compression = "zstd";
+	count(h.roots.state, COREDAM_PIPE_STARTED, 1);
+
+	r = arrive(&h);
+	if (r >= 0)
+		return r;
+	r = take_slot(&h);
+	if (r >= 0)
+		return r;
+	return write_core(&h);
 }
