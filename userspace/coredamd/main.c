@@ -44,7 +44,6 @@ static void help(FILE *f)
 
 static int setup_runtime(struct agent *a)
 {
-	char dir[PATH_MAX], *s;
 	sigset_t mask;
 	int r;
 
@@ -53,18 +52,9 @@ static int setup_runtime(struct agent *a)
 		log_error("cannot create state directory %s: %s", a->roots.state, strerror(-r));
 		return r;
 	}
-	snprintf(dir, sizeof(dir), "%s", a->cfg.metrics_file);
-	s = strrchr(dir, '/');
-	if (s && s != dir) {
-		*s = '\0';
-		mkdir_p(dir, 0755);
-	}
-	snprintf(dir, sizeof(dir), "%s", a->cfg.control_socket);
-	s = strrchr(dir, '/');
-	if (s && s != dir) {
-		*s = '\0';
-		mkdir_p(dir, 0755);
-	}
+	/* a failure here shows when the file is written, with its reason */
+	(void)mkdir_parent(a->cfg.metrics_file, 0755);
+	(void)mkdir_parent(a->cfg.control_socket, 0755);
 	r = coredam_ctl_listen(a->cfg.control_socket, &a->ctl_fd);
 	if (r < 0) {
 		log_error("cannot listen on %s: %s", a->cfg.control_socket, strerror(-r));

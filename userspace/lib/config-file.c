@@ -356,8 +356,7 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 {
 	_cleanup_free_ struct dropin *d = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
-	char buf[32768], dir[PATH_MAX], *base;
-	_cleanup_close_ int dfd = -1;
+	char buf[32768];
 	size_t o = 0;
 	int r;
 
@@ -402,18 +401,8 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 			o += r;
 		}
 	}
-	r = xsnprintf(dir, sizeof(dir), "%s", path);
+	r = mkdir_parent(path, 0755);
 	if (r < 0)
 		return r;
-	base = strrchr(dir, '/');
-	if (!base)
-		return -EINVAL;
-	*base++ = '\0';
-	r = mkdir_p(*dir ? dir : "/", 0755);
-	if (r < 0)
-		return r;
-	r = open_dir_at(AT_FDCWD, *dir ? dir : "/", &dfd);
-	if (r < 0)
-		return r;
-	return write_file_atomic_at(dfd, base, buf, o, 0644);
+	return write_file_atomic(path, buf, o, 0644);
 }

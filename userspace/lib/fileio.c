@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fileio.h"
+#include "path-util.h"
 #include "string-util.h"
 #include "time-util.h"
 
@@ -262,4 +263,20 @@ rename:
 out_unlink:
 	unlinkat(dirfd, tmp, 0);
 	return r;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_close_ int dfd = -1;
+	char dir[PATH_MAX];
+	const char *base;
+	int r;
+
+	r = path_split(path, dir, sizeof(dir), &base);
+	if (r < 0)
+		return r;
+	r = open_dir_at(AT_FDCWD, dir, &dfd);
+	if (r < 0)
+		return r;
+	return write_file_atomic_at(dfd, base, data, len, mode);
 }

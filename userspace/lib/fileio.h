@@ -38,6 +38,9 @@ int write_file_at(int dirfd, const char *path, const char *s);
  */
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode);
 
+/* The same for an absolute or relative @path: its directory must exist. */
+int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode);
+
 /*
  * Finish a temporary file @tmp (open as @fd) under @dirfd: set @mode, fsync,
  * renameat2() it to @path with @flags. On failure @tmp is removed.

@@ -115,19 +115,5 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 
 int coredam_metrics_write(const char *path, const char *text)
 {
-	char dir[PATH_MAX], *base;
-	_cleanup_close_ int fd = -1;
-	int r;
-
-	r = xsnprintf(dir, sizeof(dir), "%s", path);
-	if (r < 0)
-		return r;
-	base = strrchr(dir, '/');
-	if (!base || !base[1])
-		return -EINVAL;
-	*base++ = '\0';
-	r = open_dir_at(AT_FDCWD, *dir ? dir : "/", &fd);
-	if (r < 0)
-		return r;
-	return write_file_atomic_at(fd, base, text, strlen(text), 0644);
+	return write_file_atomic(path, text, strlen(text), 0644);
 }

@@ -72,3 +72,29 @@ int mkdir_p(const char *path, mode_t mode)
 	}
 	return 0;
 }
+
+int path_split(const char *path, char *dir, size_t dirsize, const char **ret_base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || !slash[1])
+		return -EINVAL;
+	if (slash == path)
+		return xsnprintf(dir, dirsize, "/") < 0 ? -ENOBUFS : (*ret_base = slash + 1, 0);
+	if (xsnprintf(dir, dirsize, "%.*s", (int)(slash - path), path) < 0)
+		return -ENOBUFS;
+	*ret_base = slash + 1;
+	return 0;
+}
+
+int mkdir_parent(const char *path, mode_t mode)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	int r;
+
+	r = path_split(path, dir, sizeof(dir), &base);
+	if (r < 0)
+		return r;
+	return mkdir_p(dir, mode);
+}

@@ -17,4 +17,15 @@ int opendir_at(int dirfd, const char *path, DIR **ret);
 /* mkdir -p */
 int mkdir_p(const char *path, mode_t mode);
 
+/*
+ * Split @path at its last '/': its directory into @dir ("/" for a name in
+ * the root) and, in *@ret_base, where its last component starts within
+ * @path. -EINVAL when @path has no '/' or ends in one; -ENOBUFS when the
+ * directory does not fit.
+ */
+int path_split(const char *path, char *dir, size_t dirsize, const char **ret_base);
+
+/* mkdir -p of the directory @path is in. */
+int mkdir_parent(const char *path, mode_t mode);
+
 #endif

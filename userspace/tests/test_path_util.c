@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <unistd.h>
+
 #include "test.h"
 #include "macro.h"
 #include "path-util.h"
@@ -11,4 +13,26 @@ TEST(path_join_and_snprintf)
 	CHECK(path_join(buf, sizeof(buf), "/", "a") == 2 && strcmp(buf, "/a") == 0);
 	CHECK(path_join(buf, sizeof(buf), "/x/", "/a") >= 0 && strcmp(buf, "/x/a") == 0);
 	CHECK(xsnprintf(buf, sizeof(buf), "%s", "0123456789abcdefg") == -ENOBUFS);
+}
+
+TEST(path_split_and_parent)
+{
+	char dir[16];
+	const char *base = NULL;
+
+	CHECK(path_split("/run/coredam/metrics.prom", dir, sizeof(dir), &base) == 0);
+	CHECK_STREQ(dir, "/run/coredam");
+	CHECK_STREQ(base, "metrics.prom");
+	CHECK(path_split("/x", dir, sizeof(dir), &base) == 0);
+	CHECK_STREQ(dir, "/");
+	CHECK_STREQ(base, "x");
+	CHECK(path_split("a/b", dir, sizeof(dir), &base) == 0);
+	CHECK_STREQ(dir, "a");
+	CHECK(path_split("name", dir, sizeof(dir), &base) == -EINVAL);
+	CHECK(path_split("/run/", dir, sizeof(dir), &base) == -EINVAL);
+	CHECK(path_split("/a-directory-too-long/x", dir, sizeof(dir), &base) == -ENOBUFS);
+
+	CHECK(mkdir_parent(tpath("p/q/file"), 0755) == 0);
+	CHECK(access(tpath("p/q"), F_OK) == 0);
+	CHECK(access(tpath("p/q/file"), F_OK) < 0);
 }
