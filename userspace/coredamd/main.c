@@ -74,7 +74,14 @@ static int setup_runtime(struct agent *a)
 	return 0;
 }
 
-int main(int argc, char **argv)
+struct options {
+	const char *config, *config_dir;
+	const char *pattern_mode;	/* self, external, install or restore */
+	bool check, dump;
+};
+
+/* Options; -1 to go on, else the exit status (--help, --version, a usage error). */
+static int parse_options(struct agent *a, struct options *o, int argc, char **argv)
 {
 	enum { OPT_CONFIG_DIR = 256, OPT_CHECK, OPT_DUMP, OPT_CG, OPT_PROC, OPT_SYS, OPT_STATE, OPT_VERSION,
 	       OPT_PATTERN };
@@ -93,31 +100,21 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{}
 	};
-	static struct agent agent = {
-		.roots = COREDAM_ROOTS_DEFAULT,
-		.cgroot_fd = -1, .cg_fd = -1, .sig_fd = -1, .ctl_fd = -1, .events_fd = -1,
-	};
-	struct agent *a = &agent;
-	struct coredam_config_error e;
-	const char *config = NULL, *config_dir = NULL;
-	bool check = false, dump = false;
-	const char *pattern_mode = "self";
-	int c, r;
+	int c;
 
-	log_init();
 	while ((c = getopt_long(argc, argv, "c:dh", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'c':
-			config = optarg;
+			o->config = optarg;
 			break;
 		case OPT_CONFIG_DIR:
-			config_dir = optarg;
+			o->config_dir = optarg;
 			break;
 		case OPT_CHECK:
-			check = true;
+			o->check = true;
 			break;
 		case OPT_DUMP:
-			dump = true;
+			o->dump = true;
 			break;
 		case OPT_CG:
 			a->roots.cgroup = optarg;
@@ -138,7 +135,7 @@ int main(int argc, char **argv)
 					optarg);
 				return EXIT_USAGE;
 			}
-			pattern_mode = optarg;
+			o->pattern_mode = optarg;
 			break;
 		case 'd':
 			coredam_debug = true;
@@ -160,83 +157,81 @@ int main(int argc, char **argv)
 		help(stderr);
 		return EXIT_USAGE;
 	}
-	if (config)
-		snprintf(a->config_file, sizeof(a->config_file), "%s", config);
+	return -1;
+}
+
+/* 1. The configuration (and --dump-config); -1 to go on, else the exit status. */
+static int load_config(struct agent *a, const struct options *o)
+{
+	struct coredam_config_error e;
+	char buf[8192];
+
+	if (o->config)
+		snprintf(a->config_file, sizeof(a->config_file), "%s", o->config);
 	else
 		snprintf(a->config_file, sizeof(a->config_file), "%s/coredam.conf", a->roots.conf);
-	if (config_dir)
-		snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%s", config_dir);
+	if (o->config_dir)
+		snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%s", o->config_dir);
 	else
 		coredam_config_dropin_dir(a->config_file, a->dropin_dir, sizeof(a->dropin_dir));
 
-	/* 1. configuration */
-	r = coredam_config_load(a->config_file, a->dropin_dir, &a->cfg, &e);
-	if (r < 0) {
+	if (coredam_config_load(a->config_file, a->dropin_dir, &a->cfg, &e) < 0) {
 		log_error("%s:%d: %s", e.file, e.line, e.msg);
 		return EXIT_CONFIG;
 	}
-	if (dump) {
-		char buf[8192];
-
-		if (coredam_config_format(&a->cfg, buf, sizeof(buf)) < 0)
-			return EXIT_GENERIC;
-		fputs(buf, stdout);
-		return EXIT_OK;
-	}
-
-	/*
-	 * The core_pattern switch alone, for a unit's ExecStartPre= and
-	 * ExecStopPost=, run outside the daemon's sandbox: the daemon itself
-	 * (--core-pattern=external) cannot write core_pattern.
-	 */
-	if (!strcmp(pattern_mode, "install") || !strcmp(pattern_mode, "restore")) {
-		r = coredam_kernel_probe(&a->roots, &a->kern);
-		if (r < 0) {
-			log_error("cannot read %s/sys/kernel: %s", a->roots.proc, strerror(-r));
-			return EXIT_GENERIC;
-		}
-		r = !strcmp(pattern_mode, "install") ? agent_core_pattern_install(a) : agent_core_pattern_restore(a);
-		return r < 0 ? EXIT_SYSCTL : EXIT_OK;
-	}
-	a->pattern_external = !strcmp(pattern_mode, "external");
-
-	/* 2. self-check: kernel, cgroup v2 */
-	r = agent_check_kernel(a);
-	if (r == -EOPNOTSUPP)
-		return EXIT_KERNEL;
-	if (r < 0)
+	if (!o->dump)
+		return -1;
+	if (coredam_config_format(&a->cfg, buf, sizeof(buf)) < 0)
 		return EXIT_GENERIC;
-	if (check) {
-		char path[PATH_MAX];
+	fputs(buf, stdout);
+	return EXIT_OK;
+}
 
-		snprintf(path, sizeof(path), "%s/cgroup.controllers", a->roots.cgroup);
-		if (access(path, R_OK) < 0) {
-			log_error("%s: %m (cgroup v2 not mounted at %s)", path, a->roots.cgroup);
-			return EXIT_CGROUP;
-		}
-		agent_resolve_devices(a);
-		log_info("self-check passed: configuration %s valid", a->config_file);
-		return EXIT_OK;
+/*
+ * The core_pattern switch alone (@mode install or restore), for a unit's
+ * ExecStartPre= and ExecStopPost=, run outside the daemon's sandbox: the
+ * daemon itself (--core-pattern=external) cannot write core_pattern.
+ */
+static int core_pattern_switch(struct agent *a, const char *mode)
+{
+	int r;
+
+	r = coredam_kernel_probe(&a->roots, &a->kern);
+	if (r < 0) {
+		log_error("cannot read %s/sys/kernel: %s", a->roots.proc, strerror(-r));
+		return EXIT_GENERIC;
 	}
+	r = !strcmp(mode, "install") ? agent_core_pattern_install(a) : agent_core_pattern_restore(a);
+	return r < 0 ? EXIT_SYSCTL : EXIT_OK;
+}
 
-	/* 3. the dump cgroup */
-	r = agent_setup_cgroup(a);
-	if (r < 0)
+/* --check, after the kernel's: cgroup v2 and the devices. */
+static int self_check(struct agent *a)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", a->roots.cgroup);
+	if (access(path, R_OK) < 0) {
+		log_error("%s: %m (cgroup v2 not mounted at %s)", path, a->roots.cgroup);
 		return EXIT_CGROUP;
+	}
+	agent_resolve_devices(a);
+	log_info("self-check passed: configuration %s valid", a->config_file);
+	return EXIT_OK;
+}
 
-	/* 4. devices and budget */
+/* 3-6. The dump cgroup, its budget, the runtime directory, the kernel's knobs; -1 once ready. */
+static int start(struct agent *a)
+{
+	if (agent_setup_cgroup(a) < 0)
+		return EXIT_CGROUP;
 	agent_budget_reset(a);
 	agent_resolve_devices(a);
-	agent_apply_io(a);
-
-	/* 5. runtime directory, control socket, signals */
-	r = setup_runtime(a);
-	if (r < 0)
+	(void)agent_apply_io(a);	/* logged; the tick tries again */
+	if (setup_runtime(a) < 0)
 		return EXIT_RUNTIME_DIR;
-
-	/* 6. kernel knobs, originals saved first */
-	r = agent_apply_sysctls(a, true);
-	if (r < 0) {
+	/* the originals are saved first */
+	if (agent_apply_sysctls(a, true) < 0) {
 		agent_restore(a);
 		return EXIT_SYSCTL;
 	}
@@ -249,7 +244,42 @@ int main(int argc, char **argv)
 		 a->n_devs, a->m.kernel_full ? "patched" : "stock");
 	sd_notifyf(0, "READY=1\nSTATUS=%s mode, cgroup %s%s", coredam_mode_str(a->cfg.mode), a->cfg.cgroup,
 		   a->m.kernel_full ? "" : " (kernel lacks coredam support)");
+	return -1;
+}
 
+int main(int argc, char **argv)
+{
+	static struct agent agent = {
+		.roots = COREDAM_ROOTS_DEFAULT,
+		.cgroot_fd = -1, .cg_fd = -1, .sig_fd = -1, .ctl_fd = -1, .events_fd = -1,
+	};
+	struct agent *a = &agent;
+	struct options o = { .pattern_mode = "self" };
+	int r;
+
+	log_init();
+	r = parse_options(a, &o, argc, argv);
+	if (r >= 0)
+		return r;
+	r = load_config(a, &o);
+	if (r >= 0)
+		return r;
+	if (!strcmp(o.pattern_mode, "install") || !strcmp(o.pattern_mode, "restore"))
+		return core_pattern_switch(a, o.pattern_mode);
+	a->pattern_external = !strcmp(o.pattern_mode, "external");
+
+	/* 2. self-check: kernel, cgroup v2 */
+	r = agent_check_kernel(a);
+	if (r == -EOPNOTSUPP)
+		return EXIT_KERNEL;
+	if (r < 0)
+		return EXIT_GENERIC;
+	if (o.check)
+		return self_check(a);
+
+	r = start(a);
+	if (r >= 0)
+		return r;
 	r = agent_loop(a);
 
 	sd_notify(0, "STOPPING=1");
