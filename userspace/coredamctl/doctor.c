@@ -110,58 +110,42 @@ static bool check_pipe_helpers(struct ctl *c, const struct coredam_kernel_suppor
 	return ok;
 }
 
-int cmd_doctor(struct ctl *c, int argc, char **argv)
+/* The kernel's coredam support, and whether its counters can be read; *@k as probed. */
+static void check_kernel(struct ctl *c, struct coredam_kernel_support *k)
 {
-	struct coredam_kernel_support k;
-	struct coredam_core_pattern cp;
-	char pattern[1024] = "", v[PATH_MAX], resp[256];
-	_cleanup_close_ int rootfd = -1;
-	const char *dest = NULL;
-	bool helper_ok;
+	struct coredam_stats st;
 	int r;
 
-	if (argc > 1) {
-		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-			ctl_usage(stdout);
-			return CTL_EXIT_OK;
-		}
-		return ctl_unexpected_arg("doctor", argv[1]);
-	}
-	fails = warns = 0;
-
-	/* configuration */
-	if (c->cfg_ok)
-		report(0, "configuration %s (and %s/*.conf) is valid", c->config_file, c->dropin_dir);
-	else
-		report(2, "configuration: %s", c->cfg_error);
-
-	/* kernel */
-	r = coredam_kernel_probe(&c->roots, &k);
+	r = coredam_kernel_probe(&c->roots, k);
 	if (r < 0) {
 		report(2, "%s/sys/kernel: %s", c->roots.proc, strerror(-r));
-	} else if (coredam_kernel_full(&k)) {
+	} else if (coredam_kernel_full(k)) {
 		report(0, "kernel has core_cgroup, the admission queue, the writeback window and core_dump_stats");
 	} else {
 		report(c->cfg.require_kernel_support ? 2 : 1,
 		       "kernel lacks the coredam patches (no %s/sys/kernel/%s): cores are not charged to %s, not queued, "
 		       "not counted; install the patched kernel",
-		       c->roots.proc, !k.core_cgroup ? "core_cgroup" : !k.core_max_concurrency ? "core_max_concurrency" : "core_dump_stats",
+		       c->roots.proc, !k->core_cgroup ? "core_cgroup" : !k->core_max_concurrency ? "core_max_concurrency" : "core_dump_stats",
 		       c->cfg.cgroup);
 	}
-	if (r >= 0 && k.core_dump_stats) {
-		struct coredam_stats st;
+	if (r < 0 || !k->core_dump_stats)
+		return;
+	r = coredam_stats_read(&c->roots, &st);
+	if (r == -EBADMSG)
+		report(1, "%s/sys/kernel/core_dump_stats is not the \"name value\" list this version reads "
+		       "(a kernel of an older series): status and metrics show no counters; install the current series",
+		       c->roots.proc);
+	else if (r < 0)
+		report(1, "%s/sys/kernel/core_dump_stats: %s: status and metrics show no counters", c->roots.proc,
+		       strerror(-r));
+}
 
-		r = coredam_stats_read(&c->roots, &st);
-		if (r == -EBADMSG)
-			report(1, "%s/sys/kernel/core_dump_stats is not the \"name value\" list this version reads "
-			       "(a kernel of an older series): status and metrics show no counters; install the current series",
-			       c->roots.proc);
-		else if (r < 0)
-			report(1, "%s/sys/kernel/core_dump_stats: %s: status and metrics show no counters", c->roots.proc,
-			       strerror(-r));
-	}
+/* cgroup v2, delegation, the dump cgroup and kernel.core_cgroup. */
+static void check_cgroup(struct ctl *c, const struct coredam_kernel_support *k)
+{
+	_cleanup_close_ int rootfd = -1;
+	int r;
 
-	/* cgroup v2 and delegation */
 	r = open_dir_at(AT_FDCWD, c->roots.cgroup, &rootfd);
 	if (r < 0 || faccessat(rootfd, "cgroup.controllers", F_OK, 0) < 0) {
 		report(2, "cgroup v2 is not mounted at %s (mount -t cgroup2 none %s)", c->roots.cgroup, c->roots.cgroup);
@@ -181,7 +165,7 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 		} else {
 			report(1, "dump cgroup %s does not exist yet (coredamd creates it)", c->cfg.cgroup);
 		}
-		if (k.core_cgroup) {
+		if (k->core_cgroup) {
 			char cur[PATH_MAX] = "";
 
 			coredam_sysctl_read(&c->roots, "kernel.core_cgroup", cur, sizeof(cur));
@@ -192,53 +176,94 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 				       c->cfg.cgroup);
 		}
 	}
+}
 
-	/* destination */
+/* Where cores go, from the configuration or core_pattern; NULL if unknown (reported). */
+static const char *check_pattern(struct ctl *c, const struct coredam_kernel_support *k,
+				 struct coredam_core_pattern *cp)
+{
+	char pattern[1024] = "";
+	const char *dest = NULL;
+	bool helper_ok;
+
 	coredam_sysctl_read(&c->roots, "kernel.core_pattern", pattern, sizeof(pattern));
-	helper_ok = check_pipe_helpers(c, &k, pattern);
+	helper_ok = check_pipe_helpers(c, k, pattern);
 	if (c->cfg.destination[0]) {
 		dest = c->cfg.destination;
-	} else if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.dir_known) {
-		dest = cp.dir;
-		if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup && strstr(cp.helper, "coredam-pipe") && helper_ok)
-			report(0, "pipe core_pattern on a stock kernel: %s joins %s and queues by itself", cp.helper,
+	} else if (coredam_core_pattern_parse(pattern, cp) == 0 && cp->dir_known) {
+		dest = cp->dir;
+		if (cp->kind == COREDAM_CORE_PIPE && !k->core_cgroup && strstr(cp->helper, "coredam-pipe") && helper_ok)
+			report(0, "pipe core_pattern on a stock kernel: %s joins %s and queues by itself", cp->helper,
 			       c->cfg.cgroup);
-		else if (cp.kind == COREDAM_CORE_PIPE && !k.core_cgroup)
+		else if (cp->kind == COREDAM_CORE_PIPE && !k->core_cgroup)
 			report(1, "pipe core_pattern on a stock kernel: the helper %s starts in the root cgroup; "
-				  "only a service manager can place it in %s", cp.helper, c->cfg.cgroup);
+				  "only a service manager can place it in %s", cp->helper, c->cfg.cgroup);
 	} else {
 		report(2, "core destination unknown for core_pattern \"%s\": %s", pattern,
-		       coredam_core_pattern_parse(pattern, &cp) == 0 ? cp.note : "cannot parse");
+		       coredam_core_pattern_parse(pattern, cp) == 0 ? cp->note : "cannot parse");
 	}
-	if (dest) {
-		struct coredam_dev_info d;
-		struct coredam_space sp;
+	return dest;
+}
 
-		r = coredam_dev_resolve_path(&c->roots, dest, &d);
-		if (r < 0)
-			report(2, "destination %s: no filesystem found in %s/self/mountinfo: %s", dest, c->roots.proc,
-			       strerror(-r));
-		else if (!d.throttleable)
-			report(2, "destination %s: %s", dest, d.reason);
-		else {
-			report(0, "destination %s on %s (%s): io.max names %u:%u (%s, %s)", dest, d.mountpoint, d.fstype,
-			       d.major, d.minor, d.name, coredam_dev_kind_str(d.kind));
-			if (d.cgroup_writeback)
-				report(0, "%s supports cgroup writeback: buffered core writes are throttled", d.fstype);
-			else
-				report(2, "%s does not support cgroup writeback: io.max cannot throttle buffered core writes "
-					  "(use ext4, xfs, btrfs, f2fs or ext2)", d.fstype);
-		}
-		if (coredam_space_check(&c->cfg, dest, &sp) == 0) {
-			char b1[16], b2[16];
+/* The destination's file system: throttleable, cgroup writeback, free space. */
+static void check_destination(struct ctl *c, const char *dest)
+{
+	struct coredam_dev_info d;
+	struct coredam_space sp;
+	int r;
 
-			report(sp.below ? 2 : 0, "free space at %s: %s (floor %s)%s", dest,
-			       format_size(b1, sizeof(b1), sp.free_bytes), format_size(b2, sizeof(b2), sp.floor_bytes),
-			       sp.below ? ": below the floor, new dumps are skipped; free space or lower FreeSpaceFloor=" : "");
-		} else {
-			report(1, "cannot statvfs %s: %m", dest);
-		}
+	r = coredam_dev_resolve_path(&c->roots, dest, &d);
+	if (r < 0)
+		report(2, "destination %s: no filesystem found in %s/self/mountinfo: %s", dest, c->roots.proc,
+		       strerror(-r));
+	else if (!d.throttleable)
+		report(2, "destination %s: %s", dest, d.reason);
+	else {
+		report(0, "destination %s on %s (%s): io.max names %u:%u (%s, %s)", dest, d.mountpoint, d.fstype,
+		       d.major, d.minor, d.name, coredam_dev_kind_str(d.kind));
+		if (d.cgroup_writeback)
+			report(0, "%s supports cgroup writeback: buffered core writes are throttled", d.fstype);
+		else
+			report(2, "%s does not support cgroup writeback: io.max cannot throttle buffered core writes "
+				  "(use ext4, xfs, btrfs, f2fs or ext2)", d.fstype);
 	}
+	if (coredam_space_check(&c->cfg, dest, &sp) == 0) {
+		char b1[16], b2[16];
+
+		report(sp.below ? 2 : 0, "free space at %s: %s (floor %s)%s", dest,
+		       format_size(b1, sizeof(b1), sp.free_bytes), format_size(b2, sizeof(b2), sp.floor_bytes),
+		       sp.below ? ": below the floor, new dumps are skipped; free space or lower FreeSpaceFloor=" : "");
+	} else {
+		report(1, "cannot statvfs %s: %m", dest);
+	}
+}
+
+int cmd_doctor(struct ctl *c, int argc, char **argv)
+{
+	struct coredam_kernel_support k = { 0 };
+	struct coredam_core_pattern cp;
+	char v[PATH_MAX], resp[256];
+	const char *dest;
+	int r;
+
+	if (argc > 1) {
+		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+			ctl_usage(stdout);
+			return CTL_EXIT_OK;
+		}
+		return ctl_unexpected_arg("doctor", argv[1]);
+	}
+	fails = warns = 0;
+
+	if (c->cfg_ok)
+		report(0, "configuration %s (and %s/*.conf) is valid", c->config_file, c->dropin_dir);
+	else
+		report(2, "configuration: %s", c->cfg_error);
+	check_kernel(c, &k);
+	check_cgroup(c, &k);
+	dest = check_pattern(c, &k, &cp);
+	if (dest)
+		check_destination(c, dest);
 
 	/* PSI for adaptive mode */
 	snprintf(v, sizeof(v), "%s/pressure/io", c->roots.proc);
