@@ -188,128 +188,151 @@ static ssize_t read_by(int fd, void *buf, size_t size, uint64_t deadline, bool *
 	return (ssize_t)o;
 }
 
+/* The zstd compressor of a copy: a context and its output buffer. */
+struct zout {
+	ZSTD_CCtx *z;
+	unsigned char *buf;
+	size_t size;
+};
+
+static void zout_free(struct zout *zo)
+{
+	ZSTD_freeCCtx(zo->z);
+	free(zo->buf);
+}
+
+static int zout_init(struct zout *zo, int level)
+{
+	zo->z = ZSTD_createCCtx();
+	zo->size = ZSTD_CStreamOutSize();
+	zo->buf = malloc(zo->size);
+	if (!zo->z || !zo->buf)
+		return -ENOMEM;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(zo->z, ZSTD_c_compressionLevel, level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(zo->z, ZSTD_c_checksumFlag, 1)))
+		return -EINVAL;
+	return 0;
+}
+
+/* Compress @len bytes into @w; ZSTD_e_end also ends the frame. */
+static int zout_write(struct zout *zo, struct wb *w, const void *data, size_t len, ZSTD_EndDirective mode)
+{
+	ZSTD_inBuffer in = { data, len, 0 };
+	size_t left;
+	int r;
+
+	do {
+		ZSTD_outBuffer out = { zo->buf, zo->size, 0 };
+
+		left = ZSTD_compressStream2(zo->z, &out, &in, mode);
+		if (ZSTD_isError(left))
+			return -EIO;
+		r = wb_pwrite(w, zo->buf, out.pos);
+		if (r < 0)
+			return r;
+	} while (mode == ZSTD_e_end ? left > 0 : in.pos < in.size);
+	return 0;
+}
+
+/*
+ * Is the destination below the free-space floor? Checked before every
+ * COREDAM_PIPE_SPACE_EVERY bytes of input (*@next: the input offset of the
+ * next check). 1 below, 0 not (or not yet checked again), -errno.
+ */
+static int below_floor(const struct coredam_pipe_copy_opts *o, uint64_t in_bytes, uint64_t *next)
+{
+	struct statvfs st;
+
+	if (!o->space_floor || in_bytes < *next)
+		return 0;
+	if (fstatvfs(o->space_fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.f_bavail * st.f_frsize < o->space_floor)
+		return 1;
+	*next = in_bytes + COREDAM_PIPE_SPACE_EVERY;
+	return 0;
+}
+
+/*
+ * At the copy's size limit: is there more input? Then the core is cut
+ * (truncated); a deadline that passes while asking cuts it too.
+ */
+static int more_past_limit(int infd, const struct coredam_pipe_copy_opts *o, struct coredam_pipe_copy_result *res)
+{
+	unsigned char extra;
+	ssize_t n;
+
+	n = read_by(infd, &extra, 1, o->deadline_usec, &res->timed_out);
+	if (n < 0)
+		return (int)n;
+	res->truncated = n > 0 || res->timed_out;
+	return 0;
+}
+
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret)
 {
-	_cleanup_free_ unsigned char *buf = NULL, *zbuf = NULL;
+	_cleanup_free_ unsigned char *buf = NULL;
+	_cleanup_(zout_free) struct zout zo = { 0 };
 	struct coredam_pipe_copy_result res = { 0 };
 	struct wb w = { .fd = outfd, .window = o->window };
 	uint64_t space_check = 0;	/* input offset of the next free-space check */
-	ZSTD_CCtx *z = NULL;
-	size_t zsize = 0;
+	bool z = o->compress_level > 0;
 	int r = 0;
 
 	buf = malloc(CHUNK);
 	if (!buf)
 		return -ENOMEM;
-	if (o->compress_level > 0) {
-		z = ZSTD_createCCtx();
-		zsize = ZSTD_CStreamOutSize();
-		zbuf = malloc(zsize);
-		if (!z || !zbuf) {
-			r = -ENOMEM;
-			goto out_free_z;
-		}
-		if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, o->compress_level)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1))) {
-			r = -EINVAL;
-			goto out_free_z;
-		}
+	if (z) {
+		r = zout_init(&zo, o->compress_level);
+		if (r < 0)
+			return r;
 	}
 	for (;;) {
-		uint64_t room = o->limit - res.in_bytes;
-		size_t want = (size_t)MIN((uint64_t)CHUNK, room);
+		size_t want = (size_t)MIN((uint64_t)CHUNK, o->limit - res.in_bytes);
 		ssize_t n;
 
 		if (want == 0) {
-			unsigned char extra;
-
-			/* at the limit: is there more? */
-			n = read_by(infd, &extra, 1, o->deadline_usec, &res.timed_out);
-			if (n < 0) {
-				r = (int)n;
-				goto out_free_z;
-			}
-			res.truncated = n > 0 || res.timed_out;
+			r = more_past_limit(infd, o, &res);
+			if (r < 0)
+				return r;
 			break;
 		}
 		if (res.timed_out) {
 			res.truncated = true;
 			break;
 		}
-		if (o->space_floor && res.in_bytes >= space_check) {
-			struct statvfs st;
-
-			if (fstatvfs(o->space_fd, &st) < 0) {
-				r = -errno;
-				goto out_free_z;
-			}
-			if ((uint64_t)st.f_bavail * st.f_frsize < o->space_floor) {
-				res.no_space = res.truncated = true;
-				break;
-			}
-			space_check = res.in_bytes + COREDAM_PIPE_SPACE_EVERY;
+		r = below_floor(o, res.in_bytes, &space_check);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			res.no_space = res.truncated = true;
+			break;
 		}
 		n = read_by(infd, buf, want, o->deadline_usec, &res.timed_out);
-		if (n < 0) {
-			r = (int)n;
-			goto out_free_z;
-		}
+		if (n < 0)
+			return (int)n;
 		if (n == 0) {
 			res.truncated = res.timed_out;
 			break;
 		}
 		keep_head(o, buf, (size_t)n, &res);
 		res.in_bytes += (uint64_t)n;
-		if (!z) {
-			r = wb_write_sparse(&w, buf, (size_t)n);
-			if (r < 0)
-				goto out_free_z;
-			continue;
-		}
-		{
-			ZSTD_inBuffer in = { buf, (size_t)n, 0 };
-
-			while (in.pos < in.size) {
-				ZSTD_outBuffer out = { zbuf, zsize, 0 };
-				size_t zr = ZSTD_compressStream2(z, &out, &in, ZSTD_e_continue);
-
-				if (ZSTD_isError(zr)) {
-					r = -EIO;
-					goto out_free_z;
-				}
-				r = wb_pwrite(&w, zbuf, out.pos);
-				if (r < 0)
-					goto out_free_z;
-			}
-		}
+		r = z ? zout_write(&zo, &w, buf, (size_t)n, ZSTD_e_continue) : wb_write_sparse(&w, buf, (size_t)n);
+		if (r < 0)
+			return r;
 	}
 	if (z) {
-		ZSTD_inBuffer in = { buf, 0, 0 };
-		size_t left;
-
-		do {
-			ZSTD_outBuffer out = { zbuf, zsize, 0 };
-
-			left = ZSTD_compressStream2(z, &out, &in, ZSTD_e_end);
-			if (ZSTD_isError(left)) {
-				r = -EIO;
-				goto out_free_z;
-			}
-			r = wb_pwrite(&w, zbuf, out.pos);
-			if (r < 0)
-				goto out_free_z;
-		} while (left > 0);
+		r = zout_write(&zo, &w, buf, 0, ZSTD_e_end);
+		if (r < 0)
+			return r;
 	}
-	r = wb_finish(&w, z ? w.off : res.in_bytes);
-	if (r < 0)
-		goto out_free_z;
 	res.out_bytes = z ? w.off : res.in_bytes;
+	r = wb_finish(&w, res.out_bytes);
+	if (r < 0)
+		return r;
 	*ret = res;
-
-out_free_z:
-	ZSTD_freeCCtx(z);
-	return r;
+	return 0;
 }
 
 /*
