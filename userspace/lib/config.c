@@ -115,6 +115,44 @@ static int parse_fraction(const char *v, double *ret)
 	return 0;
 }
 
+/* FreeSpaceFloor=: "1G", "5%", or both "1G 5%". */
+static int parse_floor(struct coredam_config *cfg, const struct key *k, const char *value, char *errbuf,
+		       size_t errsize)
+{
+	char buf[128], *tok, *save = NULL;
+	uint64_t bytes = 0;
+	uint32_t pct = 0;
+	int r;
+
+	if (strlen(value) >= sizeof(buf))
+		return snprintf(errbuf, errsize, "%s=: value too long", k->name), -EINVAL;
+	strcpy(buf, value);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		size_t l = strlen(tok);
+
+		if (tok[l - 1] == '%') {
+			tok[l - 1] = '\0';
+			r = parse_u32(tok, &pct);
+			if (r < 0 || pct > 100)
+				return snprintf(errbuf, errsize, "%s=%s: bad percentage \"%s%%\"", k->name, value,
+						tok), -EINVAL;
+		} else {
+			r = parse_size(tok, 1024, &bytes);
+			if (r < 0)
+				return snprintf(errbuf, errsize,
+						"%s=%s: expected a size, a percentage or both (1G 5%%)", k->name,
+						value), r;
+		}
+	}
+	cfg->free_floor_bytes = bytes;
+	cfg->free_floor_percent = pct;
+	return 0;
+}
+
+/*
+ * Set the field of key @k from @value. One case a key type: the switch is
+ * the table of how each type is read and what its error says.
+ */
 static int set_value(struct coredam_config *cfg, const struct key *k, const char *value,
 		     char *errbuf, size_t errsize)
 {
@@ -205,35 +243,8 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 					k->name, value), r;
 		*(double *)field = d;
 		return 0;
-	case T_FLOOR: {
-		char buf[128], *tok, *save = NULL;
-		uint64_t bytes = 0;
-		uint32_t pct = 0;
-
-		if (strlen(value) >= sizeof(buf))
-			return snprintf(errbuf, errsize, "%s=: value too long", k->name), -EINVAL;
-		strcpy(buf, value);
-		for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-			size_t l = strlen(tok);
-
-			if (tok[l - 1] == '%') {
-				tok[l - 1] = '\0';
-				r = parse_u32(tok, &pct);
-				if (r < 0 || pct > 100)
-					return snprintf(errbuf, errsize, "%s=%s: bad percentage \"%s%%\"",
-							k->name, value, tok), -EINVAL;
-			} else {
-				r = parse_size(tok, 1024, &bytes);
-				if (r < 0)
-					return snprintf(errbuf, errsize,
-							"%s=%s: expected a size, a percentage or both (1G 5%%)",
-							k->name, value), r;
-			}
-		}
-		cfg->free_floor_bytes = bytes;
-		cfg->free_floor_percent = pct;
-		return 0;
-	}
+	case T_FLOOR:
+		return parse_floor(cfg, k, value, errbuf, errsize);
 	}
 	return -EINVAL;
 }
