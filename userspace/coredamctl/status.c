@@ -128,13 +128,11 @@ static void print_failed_reasons(const uint64_t *x)
 		printf(")");
 }
 
-static void print_human(struct ctl *c, struct ctl_status *s)
+/* What the agent says: its pid, mode, budget, pressure, destination, devices. */
+static void print_agent(struct ctl_status *s)
 {
-	char v[PATH_MAX], b1[16], b2[16], e[COREDAM_ESCAPE_SIZE(sizeof(s->core_pattern))];
+	char v[PATH_MAX], b1[16], b2[16];
 
-	printf("Kernel:       %s\n", coredam_kernel_full(&s->kern) ? "coredam support present"
-				 : "stock (no core_cgroup/admission queue): limited to cgroup and io.max setup");
-	printf("core_pattern: %s\n", coredam_escape(s->core_pattern, 0, e, sizeof(e)));
 	if (s->agent[0]) {
 		printf("Agent:        running (pid %s)", ctl_agent_get(s, "agent_pid", v, sizeof(v)) ?: "?");
 		printf(", config %s", ctl_agent_get(s, "config", v, sizeof(v)) ?: "?");
@@ -163,19 +161,13 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 	} else {
 		printf("Agent:        not running (%s)\n", s->agent_error);
 	}
-	if (!c->cfg_ok)
-		printf("Config:       %s\n", c->cfg_error);
-	printf("Cgroup:       %s (memory.high %s)\n", s->cgroup, s->memory_high[0] ? s->memory_high : "-");
-	printf("io.max:       %s", s->io_max[0] ? "" : "(none)\n");
-	for (const char *p = s->io_max; *p;) {
-		size_t len = strcspn(p, "\n");
+}
 
-		if (len)
-			printf("%s%.*s\n", p == s->io_max ? "" : "              ", (int)len, p);
-		p += len;
-		if (*p)
-			p++;
-	}
+/* The counters, the kernel's or the pipe helper's, and the dumps now. */
+static void print_counters(struct ctl *c, struct ctl_status *s)
+{
+	char b1[16], b2[16];
+
 	if (s->have_stats) {
 		const uint64_t *x = s->stats.v;
 
@@ -211,6 +203,13 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 	} else {
 		printf("Counters:     unavailable (no kernel.core_dump_stats, and coredam-pipe has not run)\n");
 	}
+}
+
+/* The dumps in progress, one line each. */
+static void print_dumps(struct ctl_status *s)
+{
+	char b1[16], b2[16], e[COREDAM_ESCAPE_SIZE(sizeof(s->core_pattern))];
+
 	if (s->n_dumps) {
 		printf("\n%8s  %-8s  %10s  %10s  %s\n", "PID", "STATE", "WRITTEN", "RATE", "EXECUTABLE");
 		for (size_t i = 0; i < s->n_dumps; i++)
@@ -220,6 +219,31 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 			       format_size(b2, sizeof(b2), (uint64_t)s->rates[i]),
 			       coredam_dump_name(&s->dumps[i], 0, e, sizeof(e)));
 	}
+}
+
+static void print_human(struct ctl *c, struct ctl_status *s)
+{
+	char e[COREDAM_ESCAPE_SIZE(sizeof(s->core_pattern))];
+
+	printf("Kernel:       %s\n", coredam_kernel_full(&s->kern) ? "coredam support present"
+				 : "stock (no core_cgroup/admission queue): limited to cgroup and io.max setup");
+	printf("core_pattern: %s\n", coredam_escape(s->core_pattern, 0, e, sizeof(e)));
+	print_agent(s);
+	if (!c->cfg_ok)
+		printf("Config:       %s\n", c->cfg_error);
+	printf("Cgroup:       %s (memory.high %s)\n", s->cgroup, s->memory_high[0] ? s->memory_high : "-");
+	printf("io.max:       %s", s->io_max[0] ? "" : "(none)\n");
+	for (const char *p = s->io_max; *p;) {
+		size_t len = strcspn(p, "\n");
+
+		if (len)
+			printf("%s%.*s\n", p == s->io_max ? "" : "              ", (int)len, p);
+		p += len;
+		if (*p)
+			p++;
+	}
+	print_counters(c, s);
+	print_dumps(s);
 }
 
 int cmd_status(struct ctl *c, int argc, char **argv)
