@@ -24,6 +24,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "elfcore.h"
+#include "log.h"
 #include "meta.h"
 #include "pipe-args.h"
 #include "pipe-dest.h"
@@ -38,44 +39,6 @@
 #include "string-util.h"
 #include "path-util.h"
 #include "time-util.h"
-
-static bool log_stderr;
-
-/*
- * /dev/kmsg, opened once: the kernel rate-limits what one open file writes
- * there, so a storm of helpers each logging many lines cannot flood the
- * log through fresh opens. -1 when it cannot be opened.
- */
-static int kmsg_fd = -2;
-
-/* Open the log before the sandbox: inside it every mount is nodev. */
-static void log_open(void)
-{
-	if (kmsg_fd == -2)
-		kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
-}
-
-static void logmsg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logmsg(int prio, const char *fmt, ...)
-{
-	char msg[1024], line[1200];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* /dev/kmsg: the kernel log is there from the first second of boot and lands in dmesg and the journal */
-	n = snprintf(line, sizeof(line), "<%d>coredam-pipe[%d]: %s\n", LOG_DAEMON | prio, (int)getpid(), msg);
-	if (n > 0 && (size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
-	log_open();
-	if (kmsg_fd >= 0 && write(kmsg_fd, line, (size_t)n) < 0) {
-		/* nothing else to tell it to */
-	}
-	if (log_stderr || kmsg_fd < 0)
-		fprintf(stderr, "coredam-pipe: %s\n", msg);
-}
 
 static void help(FILE *f)
 {
@@ -123,7 +86,7 @@ static void count(const char *state, int what, uint64_t n)
 	d.v[what] = n;
 	r = coredam_pipe_stats_add(state, &d);
 	if (r < 0)
-		logmsg(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
+		log_full(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
 }
 
 static void count_outcome(const char *state, const struct coredam_pipe_outcome *o)
@@ -134,7 +97,7 @@ static void count_outcome(const char *state, const struct coredam_pipe_outcome *
 	coredam_pipe_outcome_delta(o, &d);
 	r = coredam_pipe_stats_add(state, &d);
 	if (r < 0)
-		logmsg(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
+		log_full(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
 }
 
 static int join_cgroup(const struct coredam_roots *roots, const char *cg, char *why, size_t whysize)
@@ -219,7 +182,7 @@ static void grant_read(const struct coredam_pipe_args *a, int fd, const void *he
 		return;
 	n = coredam_acl_user_read(a->uid, acl);
 	if (fsetxattr(fd, "system.posix_acl_access", acl, n, 0) < 0)
-		logmsg(LOG_WARNING, "core of pid %d: uid %u may not read it: no ACL on %s (%m); root's only",
+		log_full(LOG_WARNING, "core of pid %d: uid %u may not read it: no ACL on %s (%m); root's only",
 		       (int)a->pid, (unsigned int)a->uid, a->dir);
 }
 
@@ -244,7 +207,7 @@ static int rename_into_place(const struct coredam_pipe_args *a, int dirfd, const
 			return 0;
 		if (errno != EEXIST || i >= 9) {
 			r = -errno;
-			logmsg(LOG_ERR, "core of pid %d: cannot rename into %s/%s: %s", (int)a->pid, a->dir, final,
+			log_full(LOG_ERR, "core of pid %d: cannot rename into %s/%s: %s", (int)a->pid, a->dir, final,
 			       strerror(-r));
 			return r;
 		}
@@ -263,7 +226,7 @@ static void write_meta(const struct coredam_pipe_args *a, int dirfd, const struc
 	if (r >= 0)
 		r = coredam_meta_write_at(dirfd, mname, meta, mode);
 	if (r < 0)
-		logmsg(LOG_WARNING, "core of pid %d: metadata %s/%s.json not written: %s", (int)a->pid, a->dir,
+		log_full(LOG_WARNING, "core of pid %d: metadata %s/%s.json not written: %s", (int)a->pid, a->dir,
 		       m->core, strerror(-r));
 }
 
@@ -304,20 +267,20 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0) {
 		r = -errno;
-		logmsg(LOG_ERR, "core of pid %d: cannot create %s/%s: %s", (int)a->pid, a->dir, tmp, strerror(-r));
+		log_full(LOG_ERR, "core of pid %d: cannot create %s/%s: %s", (int)a->pid, a->dir, tmp, strerror(-r));
 		return r;
 	}
 	t0 = now_usec(CLOCK_MONOTONIC);
 	r = coredam_pipe_copy(STDIN_FILENO, fd, &o, res);
 	if (r < 0) {
-		logmsg(LOG_ERR, "core of pid %d: writing %s/%s failed: %s; partial file removed", (int)a->pid, a->dir,
+		log_full(LOG_ERR, "core of pid %d: writing %s/%s failed: %s; partial file removed", (int)a->pid, a->dir,
 		       tmp, strerror(-r));
 		goto out_unlink;
 	}
 	m->write_ms = (now_usec(CLOCK_MONOTONIC) - t0) / 1000;
 	if (res->in_bytes == 0) {
 		r = -ENODATA;
-		logmsg(LOG_ERR, "core of pid %d: the kernel sent no data (dump interrupted?)", (int)a->pid);
+		log_full(LOG_ERR, "core of pid %d: the kernel sent no data (dump interrupted?)", (int)a->pid);
 		goto out_unlink;
 	}
 	/*
@@ -341,7 +304,7 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 	m->done_usec = now_usec(CLOCK_MONOTONIC);
 	write_meta(a, dirfd, m, files.meta_mode);
 	if (fsync(dirfd) < 0)
-		logmsg(LOG_WARNING, "fsync(%s): %m", a->dir);
+		log_full(LOG_WARNING, "fsync(%s): %m", a->dir);
 	return 0;
 
 out_unlink:
@@ -455,7 +418,7 @@ static void load_config(struct helper *h)
 	else
 		coredam_config_dropin_dir(h->config, dropins, sizeof(dropins));
 	if (coredam_config_load(h->config, dropins, &h->cfg, &e) < 0) {
-		logmsg(LOG_WARNING, "%s:%d: %s; using the defaults", e.file, e.line, e.msg);
+		log_full(LOG_WARNING, "%s:%d: %s; using the defaults", e.file, e.line, e.msg);
 		coredam_config_init(&h->cfg);
 	}
 }
@@ -474,7 +437,7 @@ static int arrive(struct helper *h)
 	/* 1. into the dump cgroup before the first byte is read */
 	r = join_cgroup(&h->roots, h->cfg.cgroup, why, sizeof(why));
 	if (r < 0) {
-		logmsg(LOG_WARNING, "core of pid %d: not moved into the dump cgroup (%s): written unthrottled",
+		log_full(LOG_WARNING, "core of pid %d: not moved into the dump cgroup (%s): written unthrottled",
 		       (int)a->pid, why);
 		coredam_pipe_outcome_add(&h->out, COREDAM_PIPE_UNCHARGED);
 	}
@@ -486,7 +449,7 @@ static int arrive(struct helper *h)
 	if (!a->have_rlimit && coredam_pipe_read_rlimit(h->roots.proc, a->pid, &h->m.rlimit) < 0)
 		h->m.rlimit = UINT64_MAX;
 	if (coredam_pipe_rlimit_disables(h->m.rlimit)) {
-		logmsg(LOG_INFO, "core of pid %d not stored: its RLIMIT_CORE is %" PRIu64 " bytes (dumping disabled)",
+		log_full(LOG_INFO, "core of pid %d not stored: its RLIMIT_CORE is %" PRIu64 " bytes (dumping disabled)",
 		       (int)a->pid, h->m.rlimit);
 		return drop(h, COREDAM_PIPE_SKIPPED_RLIMIT, COREDAM_PIPE_EXIT_RLIMIT);
 	}
@@ -494,7 +457,7 @@ static int arrive(struct helper *h)
 	/* 3. the destination, component by component */
 	r = coredam_pipe_open_dest(a->dir, 0, why, sizeof(why), &h->dirfd);
 	if (r < 0) {
-		logmsg(LOG_ERR, "core of pid %d dropped: destination %s refused: %s", (int)a->pid, a->dir, why);
+		log_full(LOG_ERR, "core of pid %d dropped: destination %s refused: %s", (int)a->pid, a->dir, why);
 		return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DEST);
 	}
 
@@ -505,12 +468,12 @@ static int arrive(struct helper *h)
 	 */
 	r = coredam_space_check_fd(&h->cfg, h->dirfd, &h->space);
 	if (r < 0) {
-		logmsg(LOG_ERR, "core of pid %d dropped: free space of %s unknown: %s", (int)a->pid, a->dir,
+		log_full(LOG_ERR, "core of pid %d dropped: free space of %s unknown: %s", (int)a->pid, a->dir,
 		       strerror(-r));
 		return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DEST);
 	}
 	if (h->space.below) {
-		logmsg(LOG_WARNING,
+		log_full(LOG_WARNING,
 		       "core of pid %d (uid %u, signal %d) dropped: %s has %" PRIu64 " MiB free, below its floor of %" PRIu64 " MiB ([Space] FreeSpaceFloor=)",
 		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, h->space.free_bytes >> 20,
 		       h->space.floor_bytes >> 20);
@@ -530,19 +493,19 @@ static void log_not_admitted(const struct helper *h, enum coredam_pipe_wait_resu
 	if (!agent)
 		b = h->fallback;
 	if (wr == COREDAM_PIPE_FULL)
-		logmsg(LOG_WARNING,
+		log_full(LOG_WARNING,
 		       "core of pid %d (uid %u, signal %d) dropped: queue full, %u dumps ahead with %u writing and at most %u waiting (%s)",
 		       (int)a->pid, (unsigned)a->uid, a->signal, ahead, b.concurrency, b.waiting, from);
 	else if (wr == COREDAM_PIPE_TIMEOUT)
-		logmsg(LOG_WARNING,
+		log_full(LOG_WARNING,
 		       "core of pid %d (uid %u, signal %d) dropped: no write slot within %u ms (%u at once, ticket %" PRIu64 "; %s)",
 		       (int)a->pid, (unsigned)a->uid, a->signal, b.timeout_ms, b.concurrency, h->q.ticket, from);
 	else if (wr == COREDAM_PIPE_PUSHED_OUT)
-		logmsg(LOG_WARNING,
+		log_full(LOG_WARNING,
 		       "core of pid %d (uid %u, signal %d) dropped: the queue was full and uid %u held more of its waiting places than any other user; a dump of another user took this one's after %" PRIu64 " ms",
 		       (int)a->pid, (unsigned)a->uid, a->signal, (unsigned)a->uid, h->m.waited_ms);
 	else
-		logmsg(LOG_WARNING, "core of pid %d dropped: stopped by a signal after waiting %" PRIu64 " ms",
+		log_full(LOG_WARNING, "core of pid %d dropped: stopped by a signal after waiting %" PRIu64 " ms",
 		       (int)a->pid, h->m.waited_ms);
 }
 
@@ -577,7 +540,7 @@ static int take_slot(struct helper *h)
 		log_open();
 		r = coredam_sandbox_enter(h->roots.state, why, sizeof(why));
 		if (r < 0) {
-			logmsg(LOG_ERR,
+			log_full(LOG_ERR,
 			       "core of pid %d (uid %u, signal %d) dropped: cannot confine the helper: %s ([Pipe] Sandbox=no stores cores unconfined)",
 			       (int)a->pid, (unsigned)a->uid, a->signal, why);
 			return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DROPPED);
@@ -593,7 +556,7 @@ static int take_slot(struct helper *h)
 	}
 	if (r < 0) {
 		/* no slot, no write: a dump let past the queue breaks the budget for every other */
-		logmsg(LOG_ERR, "core of pid %d (uid %u, signal %d) dropped: the queue in %s/pipe is unusable: %s",
+		log_full(LOG_ERR, "core of pid %d (uid %u, signal %d) dropped: the queue in %s/pipe is unusable: %s",
 		       (int)a->pid, (unsigned)a->uid, a->signal, h->roots.state, strerror(-r));
 		return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DROPPED);
 	}
@@ -621,11 +584,11 @@ static int write_core(struct helper *h)
 	coredam_pipe_release(&h->q);
 	status = coredam_pipe_outcome_stored(&h->out, r, &res, expected);
 	if (r >= 0 && status != COREDAM_PIPE_EXIT_STORED)
-		logmsg(LOG_ERR,
+		log_full(LOG_ERR,
 		       "core of pid %d (uid %u, signal %d) cut short: the kernel sent %" PRIu64 " of the %" PRIu64 " bytes its ELF headers declare (process killed while dumping?); kept as %s/%s",
 		       (int)a->pid, (unsigned)a->uid, a->signal, res.in_bytes, expected, a->dir, final);
 	else if (r >= 0)
-		logmsg(res.truncated && h->m.rlimit > res.in_bytes ? LOG_WARNING : LOG_INFO,
+		log_full(res.truncated && h->m.rlimit > res.in_bytes ? LOG_WARNING : LOG_INFO,
 		       "core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
 		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, final, res.in_bytes,
 		       coredam_pipe_cut_reason(&res, h->m.rlimit), res.out_bytes, h->m.waited_ms, h->m.write_ms);
@@ -641,7 +604,7 @@ int main(int argc, char **argv)
 	};
 	int r;
 
-	log_stderr = fcntl(STDERR_FILENO, F_GETFD) >= 0 && isatty(STDERR_FILENO);
+	log_setup("coredam-pipe", LOG_TARGET_KMSG);
 	sanitize_fds();
 	umask(0077);
 	h.roots.cgroup = NULL;	/* found in mountinfo unless given */
@@ -656,13 +619,13 @@ int main(int argc, char **argv)
 
 	r = coredam_pipe_args_parse(argc - optind, argv + optind, &h.a);
 	if (r < 0) {
-		logmsg(LOG_ERR, "bad arguments (expected DIR %s): core not stored", COREDAM_PIPE_SPECIFIERS);
+		log_full(LOG_ERR, "bad arguments (expected DIR %s): core not stored", COREDAM_PIPE_SPECIFIERS);
 		if (isatty(STDERR_FILENO))
 			help(stderr);
 		return COREDAM_PIPE_EXIT_USAGE;
 	}
 	if (h.a.dumpable == COREDAM_DUMPABLE_UNKNOWN)
-		logmsg(LOG_WARNING, "core of pid %d: core_pattern passes no %%d, so a setuid process cannot be told "
+		log_full(LOG_WARNING, "core of pid %d: core_pattern passes no %%d, so a setuid process cannot be told "
 		       "apart: the core is kept root's, mode 0400 (add %%d after %%c)", (int)h.a.pid);
 	h.m = (struct coredam_core_meta){
 		.pid = h.a.pid, .uid = h.a.uid, .gid = h.a.gid, .signal = h.a.signal, .time = h.a.time,

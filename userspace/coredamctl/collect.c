@@ -5,6 +5,7 @@
 
 #include "control.h"
 #include "ctl.h"
+#include "log.h"
 #include "macro.h"
 #include "fileio.h"
 #include "string-util.h"
@@ -102,7 +103,7 @@ int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 
 	r = collect(c, s, rate_ms);
 	if (r < 0) {
-		fprintf(stderr, "coredamctl: cannot read %s: %s\n", c->roots.proc, strerror(-r));
+		log_error("cannot read %s: %s", c->roots.proc, strerror(-r));
 		ctl_status_free(s);
 	}
 	return r;

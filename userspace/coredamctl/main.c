@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "log.h"
 #include "macro.h"
 
 void ctl_usage(FILE *f)
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 	const char *socket = NULL;
 	int c;
 
+	log_setup("coredamctl", LOG_TARGET_STDERR);
 	/* "+": stop at the command, whose own options follow it */
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) >= 0) {
 		switch (c) {
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "coredamctl: no command given\n");
+		log_error("no command given");
 		ctl_usage(stderr);
 		return CTL_EXIT_USAGE;
 	}

@@ -5,6 +5,7 @@
 
 #include "control.h"
 #include "ctl.h"
+#include "log.h"
 #include "macro.h"
 #include "string-util.h"
 #include "path-util.h"
@@ -52,7 +53,7 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		if (r >= 0)
 			r = coredam_dropin_set(dropin, section, key, value);
 		if (r < 0) {
-			fprintf(stderr, "coredamctl: cannot write %s: %s\n", dropin, strerror(-r));
+			log_error("cannot write %s: %s", dropin, strerror(-r));
 			return CTL_EXIT_FAIL;
 		}
 		printf("persisted [%s] %s=%s in %s\n", section, key, value, dropin);
@@ -64,12 +65,14 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 	}
 	r = coredam_ctl_call(c->socket, req, resp, sizeof(resp));
 	if (r < 0) {
-		fprintf(stderr, "coredamctl: agent not reachable at %s: %s%s\n", c->socket, strerror(-r),
+		log_error("agent not reachable at %s: %s%s", c->socket, strerror(-r),
 			persist ? " (the drop-in takes effect when coredamd starts or reloads)" : "");
 		return CTL_EXIT_NO_AGENT;
 	}
 	if (strncmp(resp, "OK", 2) != 0) {
-		fprintf(stderr, "coredamctl: agent refused %s=%s: %s", name, value, resp + (strncmp(resp, "ERR ", 4) ? 0 : 4));
+		const char *why = resp + (strncmp(resp, "ERR ", 4) ? 0 : 4);
+
+		log_error("agent refused %s=%s: %.*s", name, value, (int)strcspn(why, "\n"), why);
 		return CTL_EXIT_FAIL;
 	}
 	printf("%s", resp + 3);

@@ -14,7 +14,7 @@
 #include "metrics.h"
 #include "pipe-state.h"
 #include "macro.h"
-#include "debug.h"
+#include "log.h"
 #include "fileio.h"
 #include "string-util.h"
 #include "time-util.h"

@@ -15,7 +15,7 @@
 #include "control.h"
 #include "log.h"
 #include "macro.h"
-#include "debug.h"
+#include "log.h"
 #include "path-util.h"
 
 static void help(FILE *f)
@@ -138,7 +138,6 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 			o->pattern_mode = optarg;
 			break;
 		case 'd':
-			coredam_debug = true;
 			log_max_prio = LOG_DEBUG;
 			break;
 		case 'h':
@@ -257,7 +256,7 @@ int main(int argc, char **argv)
 	struct options o = { .pattern_mode = "self" };
 	int r;
 
-	log_init();
+	log_setup("coredamd", LOG_TARGET_AUTO);
 	r = parse_options(a, &o, argc, argv);
 	if (r >= 0)
 		return r;

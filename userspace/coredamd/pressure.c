@@ -22,7 +22,7 @@
 #include "log.h"
 #include "psi.h"
 #include "macro.h"
-#include "debug.h"
+#include "log.h"
 #include "string-util.h"
 
 static void add_source(struct agent *a, const char *path, const char *cgroup)

@@ -8,7 +8,7 @@
 #include "cgroup.h"
 #include "macro.h"
 #include "alloc-util.h"
-#include "debug.h"
+#include "log.h"
 #include "fileio.h"
 #include "string-util.h"
 #include "parse-util.h"

@@ -10,7 +10,7 @@
 #include "pipe-writer.h"
 #include "space.h"
 #include "macro.h"
-#include "debug.h"
+#include "log.h"
 #include "string-util.h"
 
 void coredam_space_eval(const struct coredam_config *cfg, uint64_t free_bytes, uint64_t total_bytes,

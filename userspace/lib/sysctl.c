@@ -5,7 +5,7 @@
 
 #include "sysctl.h"
 #include "macro.h"
-#include "debug.h"
+#include "log.h"
 #include "fileio.h"
 #include "string-util.h"
 #include "parse-util.h"
