@@ -287,6 +287,34 @@ static int move_sidecar(int dirfd, const char *name, const char *newname)
 	return 0;
 }
 
+/*
+ * Is a dump still writing @name? A write lease (F_SETLEASE, F_WRLCK) is
+ * refused with EAGAIN while any other descriptor has the file open, and
+ * the kernel's file dump holds its core open until it ends (and creates
+ * it with O_EXCL, so no later dump opens it again). The agent's idea of
+ * "nothing is dumping" comes from a counter read a moment before, and a
+ * dump that starts in that moment must not have its core renamed under
+ * it. Where leases cannot be taken (no CAP_LEASE, a file system without
+ * them, fs.leases-enable=0) nothing can be told: false.
+ */
+static bool core_in_use(int dirfd, const char *name)
+{
+	_cleanup_close_ int fd = -1;
+	bool busy;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) {
+		(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+		return false;
+	}
+	busy = errno == EAGAIN;
+	if (!busy)
+		log_debug("%s: cannot take a lease to see whether a dump still writes it: %m", name);
+	return busy;
+}
+
 int coredam_mark_incomplete(const char *dir, time_t since)
 {
 	_cleanup_closedir_ DIR *d = NULL;
@@ -312,6 +340,10 @@ int coredam_mark_incomplete(const char *dir, time_t since)
 			err = r;	/* cannot tell: say so rather than pass it as whole */
 		if (r < 0 || !bad)
 			continue;
+		if (core_in_use(dirfd(d), de->d_name)) {
+			log_debug("%s/%s is short but still being written: left as it is", dir, de->d_name);
+			continue;
+		}
 		r = rename_incomplete(dirfd(d), de->d_name, newname, sizeof(newname));
 		if (r == -EEXIST) {
 			/* every name taken: the core stays as it is, and the caller says so */

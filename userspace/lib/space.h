@@ -50,7 +50,8 @@ int coredam_core_incomplete(int dirfd, const char *name, bool *ret);
 /*
  * Rename every incomplete core modified at or after @since in @dir to
  * "<name>.incomplete" (or "<name>.N.incomplete" if that name is taken),
- * so that no partial core looks whole. Nothing is ever replaced
+ * so that no partial core looks whole. A core a dump still holds open is
+ * being written, not short: left as it is. Nothing is ever replaced
  * (RENAME_NOREPLACE): in a sticky, world-writable directory a name another
  * user created is theirs. Returns the number renamed; -errno if none was
  * and a file could not be read (EIO from a failed file system) or renamed

@@ -171,6 +171,25 @@ TEST(incomplete_cores_marked)
 }
 
 /*
+ * A dump that starts just after the agent saw none writing: its core is
+ * short because it is being written, and must keep its name until the
+ * writer lets go of it.
+ */
+TEST(incomplete_marking_skips_a_core_being_written)
+{
+	int wfd;
+
+	write_core("cores/core.7", 8192, 4096 + 100);
+	wfd = open(tpath("cores/core.7"), O_WRONLY | O_APPEND);
+	CHECK(wfd >= 0);
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 0);
+	CHECK(access(tpath("cores/core.7"), F_OK) == 0);
+	close(wfd);
+	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 1);
+	CHECK(access(tpath("cores/core.7.incomplete"), F_OK) == 0);
+}
+
+/*
  * In a sticky, world-writable destination a user pre-creates the name the
  * agent renames a short core to: the agent (root) must not replace it,
  * which would delete that user's file, but pick the next name.
