@@ -335,11 +335,10 @@ static void helper_done(struct helper *h)
 	closep(&h->dirfd);
 }
 
-/* Count the outcome, give the queue place back, and return @status. */
+/* Count the outcome and return @status; helper_done() gives the queue place back. */
 static int finish(struct helper *h, int status)
 {
 	count_outcome(h->roots.state, &h->out);
-	coredam_pipe_release(&h->q);
 	return status;
 }
 

@@ -79,9 +79,8 @@ int path_split(const char *path, char *dir, size_t dirsize, const char **ret_bas
 
 	if (!slash || !slash[1])
 		return -EINVAL;
-	if (slash == path)
-		return xsnprintf(dir, dirsize, "/") < 0 ? -ENOBUFS : (*ret_base = slash + 1, 0);
-	if (xsnprintf(dir, dirsize, "%.*s", (int)(slash - path), path) < 0)
+	/* a name in the root keeps its '/' as the directory */
+	if (xsnprintf(dir, dirsize, "%.*s", (int)(slash == path ? 1 : slash - path), path) < 0)
 		return -ENOBUFS;
 	*ret_base = slash + 1;
 	return 0;
