@@ -111,7 +111,7 @@ test-vm: kernel initramfs rootfs
 # cap, timeout and SIGKILL, the lease, fresh patterns, core_pipe_limit,
 # fair waiting places, the helper's cgroup, charging, names and cores cut
 # short; the VM tests below add the freezer, cgroup.kill and SIGKILL in the
-# window, a removed or frozen dump cgroup, a tenant's own, stuck
+# window, a waiter killed as its slot comes, a removed or frozen dump cgroup, a tenant's own, stuck
 # destinations, the hole walk, raising and lowering the limit, fair slots,
 # a storm, and threads, huge pages and setuid crashers. About 16 minutes
 # under TCG, plus 3 to 8 for the kernel; every other kernel-series test
@@ -121,7 +121,9 @@ test-vm: kernel initramfs rootfs
 KS := tests/test_kernel_series.py
 DEBUG_TESTS := tests/test_kselftest.py::test_kselftest_passes_on_patched \
 	$(KS)::test_queue_concurrency_fifo $(KS)::test_queue_cap_and_timeout \
-	$(KS)::test_sigkill_waiter $(KS)::test_raise_and_lower_mid_storm \
+	$(KS)::test_sigkill_waiter \
+	$(KS)::test_stopping_a_crashed_service_passes_no_slot_to_the_dead \
+	$(KS)::test_raise_and_lower_mid_storm \
 	$(KS)::test_one_users_storm_does_not_hold_back_another_user \
 	$(KS)::test_stuck_helper_gives_its_slot_back \
 	$(KS)::test_supervision_sees_a_dumping_process $(KS)::test_cgroup_removed \

@@ -272,6 +272,76 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     valid_cores(res, 1)
 
 
+def test_stopping_a_crashed_service_passes_no_slot_to_the_dead(run):
+    """A service whose workers crashed is stopped (cgroup.kill) while one
+    worker's dump holds the one slot and six more wait behind it. The kill
+    reaches all seven in one write, so the slot the holder frees can come
+    to a waiter that is already dying: that one must pass it on, and not
+    start a helper. Three rounds, each ended by a crash from outside the
+    service that must get the slot at once and write its core whole."""
+    res = run(f"""
+# a helper that logs its start, and reads only once /tmp/open exists
+cat > /bin/gatehelper <<'EOF'
+#!/bin/sh
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+echo "$1" >> /scratch/admitted
+[ -e /tmp/open ] || exec sleep 600
+cat > /scratch/core.$1
+EOF
+chmod +x /bin/gatehelper
+echo "|/bin/gatehelper %p" > $K/core_pattern
+echo 64 > $K/core_pipe_limit
+echo 1 > $K/core_max_concurrency
+C=/sys/fs/cgroup
+mkdir $C/svc
+for round in 1 2 3; do
+    rm -f /tmp/open
+    sh -c "echo \\$\\$ > $C/svc/cgroup.procs; exec crasher -m 1 -s 11" & a=$!
+    echo $a >> $RESULTS/holders
+    waitfor 60 "the holder dumps" field_is active 1
+    pids=""
+    for i in 1 2 3 4 5 6; do
+        sh -c "echo \\$\\$ > $C/svc/cgroup.procs; exec crasher -m 1 -s 11" &
+        pids="$pids $!"
+    done
+    waitfor 60 "six wait" field_is waiting 6
+    echo 1 > $C/svc/cgroup.kill
+    for p in $a $pids; do wait $p || true; done
+    waitfor 10 "svc is empty" grep -q "populated 0" $C/svc/cgroup.events
+    wait_field waiting 0
+    wait_field active 0
+    stats > $RESULTS/killed.$round
+    # the holder's helper still sleeps; the slot is free
+    touch /tmp/open
+    crasher -m {MB} -s 11 & b=$!
+    echo $b >> $RESULTS/outsiders
+    waitfor 60 "the outsider dumps" grep -qx $b /scratch/admitted
+    wait $b || true
+    wait_field active 0
+done
+stats > $RESULTS/after
+cp /scratch/admitted $RESULTS/admitted
+for b in $(cat $RESULTS/outsiders); do echo /scratch/core.$b; done > /tmp/outcores
+checkcores $(cat /tmp/outcores) > $RESULTS/cores.json
+""", timeout=400)
+    admitted = res.text("admitted").split()
+    holders, outsiders = res.text("holders").split(), res.text("outsiders").split()
+    # a helper was started for each holder and each outsider, and for no
+    # waiter: no dying process was given the slot
+    assert sorted(admitted) == sorted(holders + outsiders), (admitted, holders)
+    for r in (1, 2, 3):
+        k = stats(res.text(f"killed.{r}"))
+        assert k["admitted"] == 2 * r - 1, k
+        assert k["skipped_killed"] == 6 * r, k
+        assert k["failed_killed"] == r and k["active"] == 0, k
+        check_invariants(k)
+    s = stats(res.text("after"))
+    assert s["admitted"] == 6 and s["completed"] == 3, s
+    assert s["failed_killed"] == 3 and s["skipped_killed"] == 18, s
+    check_invariants(s)
+    valid_cores(res, 3)
+
+
 @pytest.mark.quiet_machine
 def test_raise_and_lower_mid_storm(run):
     """raising the limit admits waiters at once, in order; lowering it
@@ -900,12 +970,9 @@ stats > $RESULTS/during
 ( end=$(( $(now_ms) + 20000 )); while [ $(now_ms) -lt $end ]; do :; done ) &
 wait $!
 cut -d' ' -f1 /proc/loadavg > $RESULTS/load.busy
-# the waiters first, and gone, before the slot is free: a waiter killed
-# at the moment the slot is handed to it is admitted, then fails (killed)
-kill -9 $pids
-for p in $pids; do wait $p || true; done
-kill -9 $a
-wait $a || true
+# all at once: a waiter killed as the slot comes to it passes it on
+kill -9 $a $pids
+for p in $a $pids; do wait $p || true; done
 wait_field waiting 0
 wait_field active 0
 stats > $RESULTS/after
