@@ -365,7 +365,7 @@ int agent_apply_admission(struct agent *a)
 	struct coredam_admission adm;
 	int r = 0;
 
-	coredam_admission_eval(&a->cfg, &a->budget, a->space_valid && a->space.below, &adm);
+	coredam_admission_eval(&a->cfg, &a->budget, a->tick.space_valid && a->tick.space_below, &adm);
 	if (a->adm_applied && memcmp(&adm, &a->adm, sizeof(adm)) == 0)
 		return 0;
 	if (a->kern.core_max_concurrency)
@@ -570,7 +570,7 @@ void agent_restore(struct agent *a)
 
 void agent_budget_reset(struct agent *a)
 {
-	coredam_budget_params_from_config(&a->cfg, a->peak_write_bps, &a->params);
+	coredam_budget_params_from_config(&a->cfg, a->tick.peak_write_bps, &a->params);
 	coredam_budget_init(&a->params, &a->budget);
 }
 
@@ -689,7 +689,7 @@ int agent_set(struct agent *a, const char *name, const char *value, char *err, s
 		struct coredam_budget keep = a->budget;
 		bool mode_change = strcmp(key, "Mode") == 0;
 
-		coredam_budget_params_from_config(&a->cfg, a->peak_write_bps, &a->params);
+		coredam_budget_params_from_config(&a->cfg, a->tick.peak_write_bps, &a->params);
 		if (mode_change || a->cfg.mode == COREDAM_MODE_FIXED) {
 			coredam_budget_init(&a->params, &a->budget);
 		} else {

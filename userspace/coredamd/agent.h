@@ -16,6 +16,7 @@
 #include "roots.h"
 #include "space.h"
 #include "sysctl.h"
+#include "tick.h"
 
 /* Exit codes, documented in coredamd(8). */
 enum {
@@ -62,8 +63,6 @@ struct agent {
 	int cgroot_fd, cg_fd;
 	char cg_path[PATH_MAX];
 	char kernel_path[PATH_MAX];	/* kernel.core_cgroup: cg_path or a leaf under it */
-	bool cg_lost;			/* removed: set up again every 5 s until it works */
-	uint64_t cg_retry_usec;
 
 	char core_pattern[4096];
 	struct coredam_core_pattern cp;
@@ -81,9 +80,6 @@ struct agent {
 	bool pattern_external;	/* --core-pattern=external: ExecStartPre= installs it, not us */
 	bool stats_from_pipe;	/* counters come from coredam-pipe's state file */
 
-	struct coredam_space space;
-	bool space_valid;
-
 	struct psi_source psi[MAX_PSI];
 	size_t n_psi;
 	/* cgroups holding a dumper or a pipe helper at the last look */
@@ -95,13 +91,12 @@ struct agent {
 	bool triggered;
 	uint64_t last_tick_usec;
 
-	uint64_t disk_last_sectors, disk_last_usec, peak_write_bps;
+	/* what the tick remembers: the cgroup lost, the disk's rate, the space guard */
+	struct coredam_tick_state tick;
 
 	struct coredam_metrics m;
 	struct coredam_stats last_stats;
 	bool have_last_stats;
-	uint64_t ended_seen;	/* completed + failed at the last look */
-	bool incomplete_pending;
 	time_t incomplete_since;
 
 	struct tracked_dump dumps[MAX_TRACKED];
@@ -141,6 +136,5 @@ void pressure_set_held(struct psi_source *s, bool held);
 /* loop.c */
 int agent_loop(struct agent *a);
 void track_dumps(struct agent *a);
-int status_format(struct agent *a, char *buf, size_t size);
 
 #endif

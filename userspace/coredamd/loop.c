@@ -14,7 +14,6 @@
 #include "metrics.h"
 #include "pipe-state.h"
 #include "macro.h"
-#include "log.h"
 #include "fileio.h"
 #include "string-util.h"
 #include "time-util.h"
@@ -174,104 +173,6 @@ void track_dumps(struct agent *a)
 	a->m.dumps_waiting = waiting;
 }
 
-/* Highest write rate seen on the first device: the base of Ceiling=auto. */
-static void measure_disk(struct agent *a, uint64_t now)
-{
-	char rel[PATH_MAX], buf[512];
-	uint64_t f[11] = { 0 };
-	int r;
-
-	if (a->n_devs == 0)
-		return;
-	r = xsnprintf(rel, sizeof(rel), "%s/dev/block/%u:%u/stat", a->roots.sys, a->devs[0].major,
-		      a->devs[0].minor);
-	if (r < 0 || read_line_at(AT_FDCWD, rel, buf, sizeof(buf)) < 0)
-		return;
-	if (sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
-		   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6]) != 7)
-		return;
-	if (a->disk_last_usec && now > a->disk_last_usec && f[6] >= a->disk_last_sectors) {
-		uint64_t bps = (f[6] - a->disk_last_sectors) * 512 * 1000000 / (now - a->disk_last_usec);
-
-		if (bps > a->peak_write_bps * 11 / 10 && a->cfg.ceiling_bps == 0 &&
-		    bps / 4 * 3 > COREDAM_AUTO_CEILING_BPS) {
-			a->peak_write_bps = bps;
-			coredam_budget_params_from_config(&a->cfg, a->peak_write_bps, &a->params);
-			log_info("measured %s at %" PRIu64 " B/s: auto ceiling now %" PRIu64 " B/s", a->devs[0].name,
-				 bps, a->params.ceiling_bps);
-		}
-	}
-	a->disk_last_sectors = f[6];
-	a->disk_last_usec = now;
-}
-
-static void space_guard(struct agent *a)
-{
-	struct coredam_space sp;
-	bool was = a->space_valid && a->space.below;
-	int r;
-
-	if (!a->dest_known)
-		return;
-	r = coredam_space_check(&a->cfg, a->dest, &sp);
-	if (r < 0) {
-		if (a->space_valid)
-			log_warning("statvfs(%s): %s", a->dest, strerror(-r));
-		a->space_valid = false;
-		return;
-	}
-	a->space = sp;
-	a->space_valid = true;
-	a->m.free_bytes = sp.free_bytes;
-	a->m.floor_bytes = sp.floor_bytes;
-	a->m.space_below = sp.below;
-	if (sp.below == was)
-		return;
-	if (sp.below) {
-		a->m.space_low_episodes++;
-		log_warning("destination %s below its free-space floor (%" PRIu64 " < %" PRIu64
-			    " bytes) event=space-low: %s",
-			    a->dest, sp.free_bytes, sp.floor_bytes,
-			    a->kern.core_max_concurrency ? "admission squeezed (1 writing, none waiting); further dumps are skipped and counted"
-							 : "this kernel cannot pause dumps: warning only");
-	} else {
-		log_info("destination %s back above its free-space floor event=space-ok", a->dest);
-	}
-	agent_apply_admission(a);
-}
-
-static void mark_incomplete(struct agent *a)
-{
-	uint64_t ended;
-	int r;
-
-	if (!a->cfg.mark_incomplete || !a->dest_known || !a->have_last_stats)
-		return;
-	/*
-	 * Every dump that ended, not only those counted failed: the ELF
-	 * writer reports success once its notes are collected, and a kernel
-	 * without the series' "count a core cut short as failed" counts a
-	 * core cut short by ENOSPC or a write error as completed.
-	 */
-	ended = a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED];
-	if (ended > a->ended_seen)
-		a->incomplete_pending = true;
-	a->ended_seen = ended;
-	/* only once nothing is writing: a core being written is short by design */
-	if (!a->incomplete_pending || a->last_stats.v[COREDAM_STAT_ACTIVE] != 0)
-		return;
-	a->incomplete_pending = false;
-	r = coredam_mark_incomplete(a->dest, a->incomplete_since);
-	if (r > 0) {
-		a->m.incomplete_marked += r;
-		log_warning("renamed %d incomplete core(s) in %s to *.incomplete event=incomplete-marked", r,
-			    a->dest);
-	} else if (r < 0) {
-		log_warning("checking %s for incomplete cores: %s", a->dest, strerror(-r));
-	}
-	a->incomplete_since = time(NULL) - 1;
-}
-
 static void write_metrics(struct agent *a)
 {
 	char buf[16384];
@@ -293,83 +194,156 @@ static void write_metrics(struct agent *a)
 	}
 }
 
-/*
- * The dump cgroup removed under the agent: create it again at
- * its path with the budget, and point the kernel at it, so that the next
- * dumps are paced again instead of going uncharged. Retried every 5 s while
- * that fails.
- */
-static void check_cgroup(struct agent *a, uint64_t now)
+/* Sectors written to the first device, from /sys/dev/block/M:N/stat. */
+static bool read_disk_sectors(struct agent *a, uint64_t *ret)
 {
-	if (!a->cg_lost) {
-		if (!agent_cgroup_gone(a))
-			return;
-		a->cg_lost = true;
-		a->cg_retry_usec = 0;
-		log_warning("cgroup %s was removed: creating it again event=cgroup-lost", a->cg_path);
+	char rel[PATH_MAX], buf[512];
+	uint64_t f[7];
+
+	if (a->n_devs == 0)
+		return false;
+	if (xsnprintf(rel, sizeof(rel), "%s/dev/block/%u:%u/stat", a->roots.sys, a->devs[0].major,
+		      a->devs[0].minor) < 0 ||
+	    read_line_at(AT_FDCWD, rel, buf, sizeof(buf)) < 0)
+		return false;
+	if (sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+		   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6]) != 7)
+		return false;
+	*ret = f[6];
+	return true;
+}
+
+/*
+ * Observe: everything the tick decides on. Following the dumps (and their
+ * log lines) and sampling pressure happen here too.
+ */
+static void observe(struct agent *a, struct coredam_tick_in *in)
+{
+	char pat[sizeof(a->core_pattern)];
+
+	memset(in, 0, sizeof(*in));
+	in->now_usec = now_usec(CLOCK_MONOTONIC);
+	in->cgroup_gone = !a->tick.cg_lost && agent_cgroup_gone(a);
+	in->pattern_changed = coredam_sysctl_read(&a->roots, "kernel.core_pattern", pat, sizeof(pat)) == 0 &&
+			      strcmp(pat, a->core_pattern) != 0;
+	in->io_in_force = in->pattern_changed || agent_io_in_force(a);
+	track_dumps(a);
+	in->have_disk = read_disk_sectors(a, &in->disk_sectors);
+	in->pressure.foreground = pressure_sample(a, in->now_usec);
+	in->pressure.triggered = a->triggered;
+	a->triggered = false;
+	a->last_tick_usec = in->now_usec;
+	/* a new core_pattern may name another directory: looked at next tick */
+	in->dest_known = a->dest_known && !in->pattern_changed;
+	if (in->dest_known)
+		in->space_err = coredam_space_check(&a->cfg, a->dest, &in->space);
+	in->have_stats = a->have_last_stats;
+	if (a->have_last_stats) {
+		in->ended = a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED];
+		in->active = a->last_stats.v[COREDAM_STAT_ACTIVE];
 	}
-	if (now < a->cg_retry_usec)
+}
+
+static void apply_cgroup(struct agent *a, const struct coredam_tick_out *out)
+{
+	if (out->cgroup_lost)
+		log_warning("cgroup %s was removed: creating it again event=cgroup-lost", a->cg_path);
+	if (!out->setup_cgroup)
 		return;
-	a->cg_retry_usec = now + 5000000;
 	if (agent_setup_cgroup(a) < 0 || agent_apply_io(a) < 0 || agent_apply_core_cgroup(a) < 0)
 		return;
-	a->cg_lost = false;
+	a->tick.cg_lost = false;
 	log_info("cgroup %s set up again, dumps go to %s event=cgroup-recreated", a->cg_path, a->kernel_path);
 }
 
-static void tick(struct agent *a)
+static void apply_space(struct agent *a, const struct coredam_tick_in *in, const struct coredam_tick_out *out)
 {
-	uint64_t now = now_usec(CLOCK_MONOTONIC);
-	char pat[sizeof(a->core_pattern)];
-	struct coredam_pressure_sample s;
+	if (out->space_error)
+		log_warning("statvfs(%s): %s", a->dest, strerror(-in->space_err));
+	if (in->dest_known && in->space_err == 0) {
+		a->m.free_bytes = in->space.free_bytes;
+		a->m.floor_bytes = in->space.floor_bytes;
+		a->m.space_below = in->space.below;
+	}
+	if (out->space == COREDAM_SPACE_LOW) {
+		a->m.space_low_episodes++;
+		log_warning("destination %s below its free-space floor (%" PRIu64 " < %" PRIu64
+			    " bytes) event=space-low: %s",
+			    a->dest, in->space.free_bytes, in->space.floor_bytes,
+			    a->kern.core_max_concurrency ? "admission squeezed (1 writing, none waiting); further dumps are skipped and counted"
+							 : "this kernel cannot pause dumps: warning only");
+	} else if (out->space == COREDAM_SPACE_OK) {
+		log_info("destination %s back above its free-space floor event=space-ok", a->dest);
+	}
+}
 
-	check_cgroup(a, now);
-	if (coredam_sysctl_read(&a->roots, "kernel.core_pattern", pat, sizeof(pat)) == 0 &&
-	    strcmp(pat, a->core_pattern) != 0) {
-		log_info("core_pattern changed to \"%s\": resolving devices again event=core-pattern-changed", pat);
+static void mark_incomplete(struct agent *a)
+{
+	int r;
+
+	r = coredam_mark_incomplete(a->dest, a->incomplete_since);
+	if (r > 0) {
+		a->m.incomplete_marked += r;
+		log_warning("renamed %d incomplete core(s) in %s to *.incomplete event=incomplete-marked", r,
+			    a->dest);
+	} else if (r < 0) {
+		log_warning("checking %s for incomplete cores: %s", a->dest, strerror(-r));
+	}
+	a->incomplete_since = time(NULL) - 1;
+}
+
+/* Apply: do what coredam_tick_decide() said, and say so. */
+static void apply(struct agent *a, const struct coredam_tick_in *in, const struct coredam_tick_out *out)
+{
+	apply_cgroup(a, out);
+	if (out->resolve_devices) {
 		agent_resolve_devices(a);
-		agent_apply_io(a);
-	} else if (!agent_io_in_force(a)) {
+		log_info("core_pattern changed to \"%s\": devices resolved again event=core-pattern-changed",
+			 a->core_pattern);
+	}
+	if (out->io_restored)
 		log_info("io.max of %s was changed by someone else: writing the budget again event=io-max-restored",
 			 a->cg_path);
-		agent_apply_io(a);
-	}
-	track_dumps(a);
-	measure_disk(a, now);
-	s.foreground = pressure_sample(a, now);
-	s.triggered = a->triggered;
-	a->triggered = false;
-	a->last_tick_usec = now;
-	a->m.foreground_pressure = s.foreground;
-	if (a->cfg.mode == COREDAM_MODE_ADAPTIVE) {
-		struct coredam_budget nb;
+	if (out->new_peak_bps)
+		log_info("measured %s at %" PRIu64 " B/s: auto ceiling now %" PRIu64 " B/s", a->devs[0].name,
+			 out->new_peak_bps, a->params.ceiling_bps);
+	a->m.foreground_pressure = in->pressure.foreground;
+	if (out->budget_changed) {
+		char w[24];
 
-		if (coredam_budget_step(&a->params, &a->budget, &s, &nb)) {
-			char w[24];
-
-			if (nb.lifted)
-				snprintf(w, sizeof(w), "max");
-			else
-				snprintf(w, sizeof(w), "%" PRIu64, nb.wbps);
-			log_info("budget event=budget write_bps=%s concurrency=%u foreground_pressure=%.3f%s", w,
-				 nb.concurrency, s.foreground, s.triggered ? " trigger=1" : "");
-			a->budget = nb;
-			a->m.budget_changes++;
-			agent_apply_io(a);
-			agent_apply_admission(a);
-		} else {
-			a->budget = nb;
-		}
+		if (a->budget.lifted)
+			snprintf(w, sizeof(w), "max");
+		else
+			snprintf(w, sizeof(w), "%" PRIu64, a->budget.wbps);
+		log_info("budget event=budget write_bps=%s concurrency=%u foreground_pressure=%.3f%s", w,
+			 a->budget.concurrency, in->pressure.foreground, in->pressure.triggered ? " trigger=1" : "");
+		a->m.budget_changes++;
 	}
-	space_guard(a);
-	mark_incomplete(a);
+	if (out->apply_io)
+		(void)agent_apply_io(a);
+	apply_space(a, in, out);
+	if (out->apply_admission)
+		(void)agent_apply_admission(a);
+	if (out->mark_incomplete)
+		mark_incomplete(a);
 	write_metrics(a);
 	sd_notifyf(0, "STATUS=%s mode, %" PRIu64 " B/s, %u at once; %u writing, %u waiting%s",
 		   coredam_mode_str(a->cfg.mode), a->budget.wbps, a->budget.concurrency, a->m.dumps_writing,
 		   a->m.dumps_waiting, a->m.space_below ? "; destination below free-space floor" : "");
 }
 
-int status_format(struct agent *a, char *buf, size_t size)
+static void tick(struct agent *a)
+{
+	struct coredam_tick_in in;
+	struct coredam_tick_out out;
+
+	observe(a, &in);
+	coredam_tick_decide(&a->cfg, &in, &a->tick, &a->params, &a->budget, &out);
+	apply(a, &in, &out);
+}
+
+/* The STATUS answer: one key=value line each. */
+static int status_format(struct agent *a, char *buf, size_t size)
 {
 	size_t o = 0;
 	int r;
@@ -382,7 +356,7 @@ int status_format(struct agent *a, char *buf, size_t size)
 		o += r;                                                 \
 	} while (0)
 
-	ADD("OK\nagent_pid=%d\nconfig=%s\nlast_reload=%s\nmode=%s\ncgroup=%s\n", (int)getpid(),
+	ADD("agent_pid=%d\nconfig=%s\nlast_reload=%s\nmode=%s\ncgroup=%s\n", (int)getpid(),
 	    a->config_file, a->last_reload[0] ? a->last_reload : "none", coredam_mode_str(a->cfg.mode), a->cg_path);
 	ADD("write_bps=%" PRIu64 "\nread_bps=%" PRIu64 "\nconcurrency=%u\nqueue_cap=%u\nwait_timeout_ms=%u\n",
 	    a->budget.wbps, a->cfg.read_bps, a->adm.concurrency, a->adm.waiting, a->adm.timeout_ms);
@@ -402,46 +376,56 @@ int status_format(struct agent *a, char *buf, size_t size)
 	return (int)o;
 }
 
-static void handle_client(struct agent *a)
+static int ctl_status(void *userdata, char *buf, size_t size)
 {
-	char resp[COREDAM_CTL_RESP_MAX], err[400];
-	struct coredam_ctl_request q;
-	_cleanup_close_ int fd = -1;
-	uid_t uid = 0;
 	int r;
 
-	/* refused and malformed requests are answered there and never reach us */
-	r = coredam_ctl_next_request(a->ctl_fd, 1000, &fd, &q, &uid);
-	if (r == -EPERM)
-		log_warning("control request from uid %u refused: root only", (unsigned)uid);
-	if (r < 0)
-		return;
-	switch (q.cmd) {
-	case COREDAM_CTL_PING:
-		coredam_ctl_send(fd, "OK\n");
-		break;
-	case COREDAM_CTL_STATUS:
-		if (status_format(a, resp, sizeof(resp)) < 0)
-			coredam_ctl_send(fd, "ERR status too large\n");
-		else
-			coredam_ctl_send(fd, resp);
-		break;
-	case COREDAM_CTL_RELOAD:
-		r = agent_reload(a);
-		snprintf(resp, sizeof(resp), r < 0 ? "ERR %s\n" : "OK\n", a->last_reload);
-		coredam_ctl_send(fd, resp);
-		break;
-	case COREDAM_CTL_SET:
-		r = agent_set(a, q.name, q.value, err, sizeof(err));
-		if (r < 0)
-			snprintf(resp, sizeof(resp), "ERR %s\n", err);
-		else
-			snprintf(resp, sizeof(resp), "OK\nmode=%s\nwrite_bps=%" PRIu64 "\nconcurrency=%u\n",
-				 coredam_mode_str(a->cfg.mode), a->budget.wbps, a->adm.concurrency);
-		coredam_ctl_send(fd, resp);
-		write_metrics(a);
-		break;
+	r = status_format(userdata, buf, size);
+	if (r < 0) {
+		(void)snprintf(buf, size, "status too large");
+		return r;
 	}
+	return 0;
+}
+
+static int ctl_set(void *userdata, const char *name, const char *value, char *buf, size_t size)
+{
+	struct agent *a = userdata;
+	int r;
+
+	r = agent_set(a, name, value, buf, size);
+	write_metrics(a);
+	if (r < 0)
+		return r;
+	(void)snprintf(buf, size, "mode=%s\nwrite_bps=%" PRIu64 "\nconcurrency=%u\n", coredam_mode_str(a->cfg.mode),
+		       a->budget.wbps, a->adm.concurrency);
+	return 0;
+}
+
+static int ctl_reload(void *userdata, char *buf, size_t size)
+{
+	struct agent *a = userdata;
+	int r;
+
+	r = agent_reload(a);
+	if (r < 0)
+		(void)snprintf(buf, size, "%s", a->last_reload);
+	return r;
+}
+
+static const struct coredam_ctl_handlers ctl_handlers = {
+	.status = ctl_status,
+	.set = ctl_set,
+	.reload = ctl_reload,
+};
+
+static void handle_client(struct agent *a)
+{
+	uid_t uid = 0;
+
+	/* refused and malformed requests are answered there and never reach the handlers */
+	if (coredam_ctl_serve(a->ctl_fd, 1000, &ctl_handlers, a, &uid) == -EPERM)
+		log_warning("control request from uid %u refused: root only", (unsigned)uid);
 }
 
 int agent_loop(struct agent *a)

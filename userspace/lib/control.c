@@ -256,6 +256,61 @@ int coredam_ctl_next_request(int listen_fd, int timeout_ms, int *ret_fd, struct 
 	return 0;
 }
 
+/* The handler of @q: its result, with what it wrote in @body. */
+static int dispatch(const struct coredam_ctl_request *q, const struct coredam_ctl_handlers *h, void *userdata,
+		    char *body, size_t size)
+{
+	switch (q->cmd) {
+	case COREDAM_CTL_PING:
+		return 0;
+	case COREDAM_CTL_STATUS:
+		return h->status(userdata, body, size);
+	case COREDAM_CTL_SET:
+		return h->set(userdata, q->name, q->value, body, size);
+	case COREDAM_CTL_RELOAD:
+		return h->reload(userdata, body, size);
+	}
+	return -EINVAL;
+}
+
+int coredam_ctl_serve(int listen_fd, int timeout_ms, const struct coredam_ctl_handlers *h, void *userdata,
+		      uid_t *ret_uid)
+{
+	/* "OK\n" or "ERR " goes in front of what the handler writes, a newline after it */
+	static const size_t head = 4;
+	_cleanup_free_ char *answer = NULL;
+	struct coredam_ctl_request q;
+	_cleanup_close_ int fd = -1;
+	char *body;
+	size_t len;
+	int r;
+
+	r = coredam_ctl_next_request(listen_fd, timeout_ms, &fd, &q, ret_uid);
+	if (r < 0)
+		return r;
+	answer = malloc(COREDAM_CTL_RESP_MAX);
+	if (!answer) {
+		coredam_ctl_send(fd, "ERR out of memory\n");
+		return 0;
+	}
+	body = answer + head;
+	body[0] = '\0';
+	r = dispatch(&q, h, userdata, body, COREDAM_CTL_RESP_MAX - head - 1);
+	if (r >= 0) {
+		memcpy(body - 3, "OK\n", 3);
+		coredam_ctl_send(fd, body - 3);
+		return 0;
+	}
+	if (!body[0])
+		(void)snprintf(body, COREDAM_CTL_RESP_MAX - head - 1, "%s", strerror(-r));
+	len = strlen(body);
+	if (body[len - 1] != '\n')
+		strcpy(body + len, "\n");
+	memcpy(answer, "ERR ", head);
+	coredam_ctl_send(fd, answer);
+	return 0;
+}
+
 int coredam_ctl_call(const char *path, const char *request, char *buf, size_t size)
 {
 	_cleanup_close_ int fd = -1;

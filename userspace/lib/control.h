@@ -66,6 +66,26 @@ int coredam_ctl_send(int fd, const char *text);
 int coredam_ctl_next_request(int listen_fd, int timeout_ms, int *ret_fd, struct coredam_ctl_request *ret,
 			     uid_t *ret_uid);
 
+/*
+ * What a server does with each valid request (PING needs none). A handler
+ * writes its "key=value" lines into @buf, or returns a negative errno and
+ * may write why into @buf (else the errno's text is sent).
+ */
+struct coredam_ctl_handlers {
+	int (*status)(void *userdata, char *buf, size_t size);
+	int (*set)(void *userdata, const char *name, const char *value, char *buf, size_t size);
+	int (*reload)(void *userdata, char *buf, size_t size);
+};
+
+/*
+ * Serve one client: coredam_ctl_next_request(), then the request's handler,
+ * and the answer: "OK" and the handler's lines, or "ERR <why>". 0 once a
+ * request reached its handler, whatever it answered; else what
+ * coredam_ctl_next_request() returned (the client refused and answered).
+ */
+int coredam_ctl_serve(int listen_fd, int timeout_ms, const struct coredam_ctl_handlers *h, void *userdata,
+		      uid_t *ret_uid);
+
 /* Client: send @request, read the answer into @buf. */
 int coredam_ctl_call(const char *path, const char *request, char *buf, size_t size);
 

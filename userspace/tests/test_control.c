@@ -6,6 +6,7 @@
  * nothing; many clients at once are all served.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -23,12 +24,53 @@
 
 #define NOBODY 65534
 
-/* The server side of the tests: what coredamd does with a valid request. */
+/*
+ * The server side of the tests: coredam_ctl_serve(), as coredamd calls it,
+ * with handlers that work on a configuration of their own.
+ */
 struct server {
 	char path[200];
 	int fd;
 	struct coredam_config cfg;
-	unsigned int served, refused;
+	unsigned int served, refused, reloads;
+};
+
+static int test_status(void *userdata, char *buf, size_t size)
+{
+	struct server *s = userdata;
+
+	(void)snprintf(buf, size, "served=%u\nwrite_bps=%" PRIu64 "\n", s->served, s->cfg.write_bps);
+	return 0;
+}
+
+static int test_set(void *userdata, const char *name, const char *value, char *buf, size_t size)
+{
+	struct server *s = userdata;
+	const char *section, *key;
+	char err[256];
+	int r;
+
+	CHECK(coredam_ctl_set_key(name, &section, &key) == 0);
+	r = coredam_config_set(&s->cfg, section, key, value, err, sizeof(err));
+	if (r < 0)
+		(void)snprintf(buf, size, "bad value");
+	return r;
+}
+
+/* Every reload fails, with a message of two lines, as a config error can have. */
+static int test_reload(void *userdata, char *buf, size_t size)
+{
+	struct server *s = userdata;
+
+	s->reloads++;
+	(void)snprintf(buf, size, "coredam.conf:3: bad value\nkept the running configuration");
+	return -EINVAL;
+}
+
+static const struct coredam_ctl_handlers test_handlers = {
+	.status = test_status,
+	.set = test_set,
+	.reload = test_reload,
 };
 
 static void server_start(struct server *s)
@@ -40,16 +82,13 @@ static void server_start(struct server *s)
 	coredam_config_init(&s->cfg);
 }
 
-/* Serve one client; the result of coredam_ctl_next_request(). */
+/* Serve one client; the result of coredam_ctl_serve(). */
 static int server_step(struct server *s, int timeout_ms, uid_t *ret_uid)
 {
-	struct coredam_ctl_request q;
-	const char *section, *key;
-	char err[256];
 	uid_t uid = 0;
-	int fd = -1, r;
+	int r;
 
-	r = coredam_ctl_next_request(s->fd, timeout_ms, &fd, &q, &uid);
+	r = coredam_ctl_serve(s->fd, timeout_ms, &test_handlers, s, &uid);
 	if (ret_uid)
 		*ret_uid = uid;
 	if (r < 0) {
@@ -58,14 +97,6 @@ static int server_step(struct server *s, int timeout_ms, uid_t *ret_uid)
 		return r;
 	}
 	s->served++;
-	if (q.cmd == COREDAM_CTL_SET) {
-		CHECK(coredam_ctl_set_key(q.name, &section, &key) == 0);
-		r = coredam_config_set(&s->cfg, section, key, q.value, err, sizeof(err));
-		coredam_ctl_send(fd, r < 0 ? "ERR bad value\n" : "OK\n");
-	} else {
-		coredam_ctl_send(fd, "OK\n");
-	}
-	close(fd);
 	return 0;
 }
 
@@ -343,5 +374,39 @@ TEST(control_many_clients_at_once)
 	CHECK_EQ_INT(s.refused, N_CLIENTS / 4);
 	/* the SETs were applied one at a time, each whole */
 	CHECK(s.cfg.concurrency >= 100 && s.cfg.concurrency < 100 + N_CLIENTS && s.cfg.concurrency % 2 == 0);
+	close(s.fd);
+}
+
+/* Send @req, serve it, and read the answer. */
+static void ask(struct server *s, const char *req, char *buf, size_t size)
+{
+	int fd = client_raw(s->path, req, strlen(req));
+
+	CHECK(fd >= 0);
+	CHECK(server_serve(s, 500, NULL) == 0);
+	client_answer(fd, buf, size);
+}
+
+/* What the handlers write comes back after "OK", or after "ERR" when they fail. */
+TEST(control_answers_from_the_handlers)
+{
+	struct server s;
+	char buf[512];
+
+	server_start(&s);
+	ask(&s, "PING\n", buf, sizeof(buf));
+	CHECK_STREQ(buf, "OK\n");
+	ask(&s, "SET bandwidth 5M\n", buf, sizeof(buf));
+	CHECK_STREQ(buf, "OK\n");
+	ask(&s, "STATUS\n", buf, sizeof(buf));
+	CHECK_STREQ(buf, "OK\nserved=2\nwrite_bps=5000000\n");
+	ask(&s, "SET bandwidth fast\n", buf, sizeof(buf));
+	CHECK_STREQ(buf, "ERR bad value\n");
+	CHECK_EQ_INT(s.cfg.write_bps, 5000000);
+	ask(&s, "RELOAD\n", buf, sizeof(buf));
+	CHECK_STREQ(buf, "ERR coredam.conf:3: bad value\nkept the running configuration\n");
+	CHECK_EQ_INT(s.reloads, 1);
+	CHECK_EQ_INT(s.served, 5);
+	CHECK_EQ_INT(s.refused, 0);
 	close(s.fd);
 }
