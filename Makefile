@@ -53,7 +53,7 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSCTLDIR  ?= $(PREFIX)/lib/sysctl.d
 DATADIR    ?= $(PREFIX)/share
 EXAMPLEDIR ?= $(DATADIR)/doc/coredam/examples
-SUBST = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+SUBST = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DATADIR@|$(DATADIR)|g' \
 	-e 's|@SYSTEMD_SYSCTL@|$(PREFIX)/lib/systemd/systemd-sysctl|g'
 
 install: userspace

@@ -459,8 +459,11 @@ cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats
 # a broken drop-in: reload keeps the running configuration
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max.before
 printf '[Limits]\nWriteBandwidth=fast\n' > /etc/coredam/coredam.conf.d/90-broken.conf
-systemctl reload coredamd
-sleep 2
+# ExecReload= is coredamctl reload: systemctl reload fails, and says why
+if systemctl reload coredamd 2> $RESULTS/reload.err; then echo accepted; else echo refused; fi \
+    > $RESULTS/reload.txt
+rc=0; coredamctl reload > $RESULTS/ctl-reload.out 2>&1 || rc=$?
+echo $rc > $RESULTS/ctl-reload.rc
 systemctl is-active coredamd > $RESULTS/active.txt
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max.after
 agent_log
@@ -471,6 +474,9 @@ agent_log
     assert s["started"] == s["admitted"] == s["completed"] == 10, s
     assert s["failed"] == 0 and s["uncharged"] == 0, s
     assert res.text("active.txt").strip() == "active"
+    assert res.text("reload.txt").strip() == "refused", res.text("reload.err")
+    assert res.text("ctl-reload.rc").strip() == "1", res.text("ctl-reload.out")
+    assert "90-broken.conf:2" in res.text("ctl-reload.out"), res.text("ctl-reload.out")
     assert res.text("io.max.after") == res.text("io.max.before")
     log = res.text("agent.log")
     assert "event=reload-failed" in log and "90-broken.conf" in log, log

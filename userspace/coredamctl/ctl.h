@@ -17,7 +17,7 @@ enum {
 	CTL_EXIT_OK = 0,
 	CTL_EXIT_FAIL = 1,	/* the request failed, or doctor found a problem */
 	CTL_EXIT_USAGE = 2,
-	CTL_EXIT_NO_AGENT = 3,	/* set: the agent is not running */
+	CTL_EXIT_NO_AGENT = 3,	/* set, reload: the agent is not running */
 };
 
 struct ctl {
@@ -61,6 +61,7 @@ const char *ctl_agent_get(const struct ctl_status *s, const char *key, char *buf
 int cmd_status(struct ctl *c, int argc, char **argv);
 int cmd_watch(struct ctl *c, int argc, char **argv);
 int cmd_set(struct ctl *c, int argc, char **argv);
+int cmd_reload(struct ctl *c, int argc, char **argv);
 int cmd_doctor(struct ctl *c, int argc, char **argv);
 
 #endif

@@ -17,13 +17,16 @@ void ctl_usage(FILE *f)
 		"  set [--persist] NAME VALUE    change a setting in the running agent\n"
 		"                                NAME: bandwidth read-bandwidth concurrency mode floor ceiling\n"
 		"                                      concurrency-floor concurrency-ceiling\n"
+		"  reload                        the agent reads its configuration again; fails if it\n"
+		"                                refuses it (and keeps the running one)\n"
 		"  doctor                        check what the feature needs and say what to fix\n\n"
 		"Options:\n"
 		"  -c, --config=FILE      configuration file (default /etc/coredam/coredam.conf)\n"
 		"      --socket=PATH      agent control socket (default: ControlSocket= of the configuration)\n"
 		"      --cgroup-root=DIR  --proc-root=DIR  --sys-root=DIR   alternative roots\n"
 		"  -h, --help             this help\n\n"
-		"Exit codes: 0 success, 1 failure (doctor: a problem found), 2 usage, 3 agent not running.\n");
+		"Exit codes: 0 success, 1 failure (doctor: a problem found; reload: refused), 2 usage,\n"
+		"3 agent not running.\n");
 }
 
 int ctl_option_exit(int opt)
@@ -63,6 +66,7 @@ int main(int argc, char **argv)
 		{ "status", cmd_status },
 		{ "watch", cmd_watch },
 		{ "set", cmd_set },
+		{ "reload", cmd_reload },
 		{ "doctor", cmd_doctor },
 	};
 	static struct ctl ctl = { .roots = COREDAM_ROOTS_DEFAULT };

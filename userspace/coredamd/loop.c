@@ -407,7 +407,10 @@ static int ctl_reload(void *userdata, char *buf, size_t size)
 	struct agent *a = userdata;
 	int r;
 
+	(void)sd_notify(0, "RELOADING=1");
+	log_info("reload requested on the control socket: reloading %s and %s", a->config_file, a->dropin_dir);
 	r = agent_reload(a);
+	(void)sd_notify(0, "READY=1");
 	if (r < 0)
 		(void)snprintf(buf, size, "%s", a->last_reload);
 	return r;

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * coredamctl reload: the agent reads its configuration again and answers
+ * when it is in force, or why it kept the running one. Synchronous, so
+ * that ExecReload= (and so systemctl reload) fails when the agent refuses.
+ */
+#include <getopt.h>
+
+#include "control.h"
+#include "ctl.h"
+#include "log.h"
+#include "macro.h"
+
+int cmd_reload(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, {} };
+	char resp[COREDAM_CTL_RESP_MAX];
+	const char *why;
+	int o, r;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
+		return ctl_option_exit(o);
+	if (optind < argc)
+		return ctl_unexpected_arg("reload", argv[optind]);
+	r = coredam_ctl_call(c->socket, "RELOAD", resp, sizeof(resp));
+	if (r < 0) {
+		log_error("agent not reachable at %s: %s", c->socket, strerror(-r));
+		return CTL_EXIT_NO_AGENT;
+	}
+	if (strncmp(resp, "OK\n", 3) == 0)
+		return CTL_EXIT_OK;
+	why = resp + (strncmp(resp, "ERR ", 4) == 0 ? 4 : 0);
+	log_error("agent refused the configuration and keeps the running one: %.*s", (int)strcspn(why, "\n"), why);
+	return CTL_EXIT_FAIL;
+}
