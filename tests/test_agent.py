@@ -107,8 +107,14 @@ checkcores /scratch/cores/core.* > $RESULTS/cores.json
 ctl status --json > $RESULTS/status.after.json
 cat $K/core_dump_stats > $RESULTS/stats
 ctl status > $RESULTS/status.txt
+# exit codes as systemctl status's: 4 for a user the socket refuses, 3 once stopped
+rc=0; su -s /bin/sh -c 'coredamctl --socket=/run/coredam/control.sock status' nobody \
+    > $RESULTS/status.nobody 2>&1 || rc=$?
+echo $rc > $RESULTS/status.nobody.rc
 stop_agent
 knobs > $RESULTS/knobs.after
+rc=0; ctl status > $RESULTS/status.stopped 2>&1 || rc=$?
+echo $rc > $RESULTS/status.stopped.rc
 """)
     majmin = res.text("majmin").strip()
     rule = io_max(res.text("io.max"), majmin)
@@ -134,6 +140,10 @@ knobs > $RESULTS/knobs.after
     assert c["completed"] == 8 and c["admitted"] == 8 and c["uncharged"] == 0
     assert c["bytes"] >= 8 * (MB << 20)
     assert "coredump.slice" in res.text("status.txt")
+    assert res.text("status.nobody.rc").strip() == "4", res.text("status.nobody")
+    assert "only root may ask it" in res.text("status.nobody"), res.text("status.nobody")
+    assert res.text("status.stopped.rc").strip() == "3", res.text("status.stopped")
+    assert "not running" in res.text("status.stopped"), res.text("status.stopped")
     # one end record per dump, each with the bytes the dump had written
     ends = [dict(w.split("=", 1) for w in line.split() if "=" in w)
             for line in res.text("agent.log").splitlines() if "event=dump-end" in line]

@@ -50,10 +50,13 @@ static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 		coredam_sysctl_read(&c->roots, "kernel.core_cgroup", s->core_cgroup, sizeof(s->core_cgroup));
 
 	r = coredam_ctl_call(c->socket, "STATUS", s->agent, sizeof(s->agent));
+	s->agent_errno = r < 0 ? r : 0;
 	if (r < 0) {
 		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %s", c->socket, strerror(-r));
 		s->agent[0] = '\0';
 	} else if (strncmp(s->agent, "OK\n", 3) != 0) {
+		/* the agent answers "ERR permission denied" to a peer that is not root */
+		s->agent_errno = strncmp(s->agent, "ERR permission denied", 21) == 0 ? -EACCES : -EPROTO;
 		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %.*s", c->socket,
 			 (int)strcspn(s->agent, "\n"), s->agent);
 		s->agent[0] = '\0';

@@ -2,6 +2,7 @@
 #ifndef COREDAMCTL_H
 #define COREDAMCTL_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@ enum {
 	CTL_EXIT_OK = 0,
 	CTL_EXIT_FAIL = 1,	/* the request failed, or doctor found a problem */
 	CTL_EXIT_USAGE = 2,
-	CTL_EXIT_NO_AGENT = 3,	/* set, reload: the agent is not running */
+	CTL_EXIT_NO_AGENT = 3,	/* set, reload, status: the agent is not running */
+	CTL_EXIT_NO_ACCESS = 4,	/* status: the agent's socket is root's */
 };
 
 struct ctl {
@@ -39,6 +41,7 @@ struct ctl_status {
 	char core_pattern[1024], core_cgroup[PATH_MAX];
 	char agent[16384];	/* the agent's STATUS answer, "" if not running */
 	char agent_error[256];
+	int agent_errno;		/* why there is no answer: -errno, 0 with one */
 	char cgroup[PATH_MAX];
 	char io_max[2048];
 	char memory_high[32];
@@ -55,6 +58,11 @@ int ctl_unexpected_arg(const char *cmd, const char *arg);
 /* Fill @s; on failure say so on stderr and release @s. */
 int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms);
 void ctl_status_free(struct ctl_status *s);
+/* The agent's socket refused us: not root (-EACCES from connect(), or the agent's answer). */
+static inline bool ctl_agent_denied(const struct ctl_status *s)
+{
+	return s->agent_errno == -EACCES || s->agent_errno == -EPERM;
+}
 /* value of "key=" in the agent's answer, or NULL */
 const char *ctl_agent_get(const struct ctl_status *s, const char *key, char *buf, size_t size);
 

@@ -26,7 +26,7 @@ void ctl_usage(FILE *f)
 		"      --cgroup-root=DIR  --proc-root=DIR  --sys-root=DIR   alternative roots\n"
 		"  -h, --help             this help\n\n"
 		"Exit codes: 0 success, 1 failure (doctor: a problem found; reload: refused), 2 usage,\n"
-		"3 agent not running.\n");
+		"3 agent not running, 4 status: only root may ask the agent.\n");
 }
 
 int ctl_option_exit(int opt)

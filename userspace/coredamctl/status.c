@@ -158,6 +158,8 @@ static void print_agent(struct ctl_status *s)
 		printf("\n");
 		for (const char *p = s->agent; (p = strstr(p, "\ndevice=")); p++)
 			printf("Device:       %.*s\n", (int)strcspn(p + 8, "\n"), p + 8);
+	} else if (ctl_agent_denied(s)) {
+		printf("Agent:        unknown: only root may ask it (%s)\n", s->agent_error);
 	} else {
 		printf("Agent:        not running (%s)\n", s->agent_error);
 	}
@@ -270,5 +272,8 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 	else
 		print_human(c, &s);
 	ctl_status_free(&s);
-	return CTL_EXIT_OK;
+	/* as systemctl status: 3 when the agent is not running, 4 when it cannot be asked */
+	if (s.agent[0])
+		return CTL_EXIT_OK;
+	return ctl_agent_denied(&s) ? CTL_EXIT_NO_ACCESS : CTL_EXIT_NO_AGENT;
 }
