@@ -22,8 +22,11 @@ enum key_type {
 	T_CGROUP,
 	T_DURATION,
 	T_SIZE,		/* base 1024, 0 allowed */
-	T_RATE,		/* base 1000; 0, "max", "infinity" = no limit */
-	T_IOPS,		/* plain count with K/M (base 1000); 0/max = no limit */
+	T_SIZE_MAX,	/* base 1024, > 0; "max" or "infinity": none (stored as 0) */
+	T_RATE,		/* base 1000, > 0 */
+	T_RATE_MAX,	/* base 1000, > 0; "max" or "infinity": no limit (stored as 0) */
+	T_RATE_AUTO,	/* base 1000, > 0; "auto" (stored as 0) */
+	T_IOPS,		/* a count with K/M (base 1000), > 0; "max" or "infinity": no limit */
 	T_U32,
 	T_U32_POS,
 	T_FRACTION,	/* "10%" or "0.1" */
@@ -48,11 +51,11 @@ static const struct key keys[] = {
 	K("Agent", "Interval", T_DURATION, interval_usec, "1s"),
 	K("Cgroup", "Path", T_CGROUP, cgroup, "/coredump.slice"),
 	K("Cgroup", "KernelLeaf", T_STRING, kernel_leaf, "auto"),
-	K("Cgroup", "MemoryHigh", T_SIZE, memory_high, "256M"),
+	K("Cgroup", "MemoryHigh", T_SIZE_MAX, memory_high, "256M"),
 	K("Devices", "Destination", T_DESTINATION, destination, "auto"),
 	K("Devices", "Devices", T_STRING, devices, ""),
-	K("Limits", "WriteBandwidth", T_RATE, write_bps, "10M"),
-	K("Limits", "ReadBandwidth", T_RATE, read_bps, "max"),
+	K("Limits", "WriteBandwidth", T_RATE_MAX, write_bps, "10M"),
+	K("Limits", "ReadBandwidth", T_RATE_MAX, read_bps, "max"),
 	K("Limits", "WriteIOPS", T_IOPS, write_iops, "max"),
 	K("Limits", "ReadIOPS", T_IOPS, read_iops, "max"),
 	K("Limits", "Concurrency", T_U32, concurrency, "2"),
@@ -60,12 +63,12 @@ static const struct key keys[] = {
 	K("Limits", "WaitTimeout", T_DURATION, wait_timeout_usec, "30min"),
 	K("Limits", "WritebackWindow", T_SIZE, writeback_window, "1M"),
 	K("Adaptive", "Floor", T_RATE, floor_bps, "10M"),
-	K("Adaptive", "Ceiling", T_RATE, ceiling_bps, "auto"),
+	K("Adaptive", "Ceiling", T_RATE_AUTO, ceiling_bps, "auto"),
 	K("Adaptive", "ConcurrencyFloor", T_U32_POS, concurrency_floor, "1"),
 	K("Adaptive", "ConcurrencyCeiling", T_U32_POS, concurrency_ceiling, "4"),
 	K("Adaptive", "PressureTarget", T_FRACTION, pressure_target, "10%"),
 	K("Adaptive", "PressureWindow", T_DURATION, pressure_window_usec, "1s"),
-	K("Adaptive", "Step", T_RATE, step_bps, "auto"),
+	K("Adaptive", "Step", T_RATE_AUTO, step_bps, "auto"),
 	K("Adaptive", "Backoff", T_FRACTION, backoff, "50%"),
 	K("Adaptive", "HoldIntervals", T_U32, hold_intervals, "2"),
 	K("Adaptive", "LiftWhenIdle", T_BOOL, lift_when_idle, "no"),
@@ -77,7 +80,7 @@ static const struct key keys[] = {
 	K("Pipe", "Directory", T_PATH, pipe_directory, "/var/lib/coredam/cores"),
 	K("Pipe", "Compress", T_BOOL, pipe_compress, "no"),
 	K("Pipe", "CompressLevel", T_U32_POS, pipe_compress_level, "3"),
-	K("Pipe", "CoreSizeMax", T_SIZE, pipe_size_max, "32G"),
+	K("Pipe", "CoreSizeMax", T_SIZE_MAX, pipe_size_max, "32G"),
 	K("Pipe", "CoreTimeMax", T_DURATION, pipe_time_max_usec, "1h"),
 	K("Pipe", "Sandbox", T_BOOL, pipe_sandbox, "yes"),
 };
@@ -87,13 +90,24 @@ const char *coredam_mode_str(enum coredam_mode m)
 	return m == COREDAM_MODE_ADAPTIVE ? "adaptive" : "fixed";
 }
 
-static int parse_rate(const char *v, uint64_t base, uint64_t *ret)
+/*
+ * A size or a rate in @base, or @none ("max" and "infinity" as systemd
+ * spells it, or "auto") stored as 0. A plain 0 is refused where 0 is the
+ * stored "none": written for "no limit" it would read as "nothing at all"
+ * (systemd refuses it too).
+ */
+static int parse_amount(const char *v, uint64_t base, const char *none, uint64_t *ret)
 {
-	if (strcmp(v, "max") == 0 || strcmp(v, "infinity") == 0 || strcmp(v, "auto") == 0) {
+	int r;
+
+	if (none && (strcmp(v, none) == 0 || (strcmp(none, "max") == 0 && strcmp(v, "infinity") == 0))) {
 		*ret = 0;
 		return 0;
 	}
-	return parse_size(v, base, ret);
+	r = parse_size(v, base, ret);
+	if (r < 0)
+		return r;
+	return *ret == 0 ? -ERANGE : 0;
 }
 
 static int parse_fraction(const char *v, double *ret)
@@ -147,6 +161,40 @@ static int parse_floor(struct coredam_config *cfg, const struct key *k, const ch
 	cfg->free_floor_bytes = bytes;
 	cfg->free_floor_percent = pct;
 	return 0;
+}
+
+/* How a key of @type spells "none", if it has one. */
+static const char *amount_none(enum key_type type)
+{
+	switch (type) {
+	case T_SIZE_MAX:
+	case T_RATE_MAX:
+	case T_IOPS:
+		return "max";
+	case T_RATE_AUTO:
+		return "auto";
+	default:
+		return NULL;
+	}
+}
+
+static int amount_error(const struct key *k, const char *value, int r, char *errbuf, size_t errsize)
+{
+	const char *none = amount_none(k->type);
+	const char *what = k->type == T_SIZE_MAX ? "a size (use e.g. 256M, 1G)" :
+			   k->type == T_IOPS	 ? "a count of operations a second (use e.g. 500, 2K)" :
+						   "a rate (use e.g. 50M)";
+
+	if (r == -ERANGE && !none)
+		(void)snprintf(errbuf, errsize, "%s=%s: must be more than 0", k->name, value);
+	else if (r == -ERANGE)
+		(void)snprintf(errbuf, errsize, "%s=%s: 0 is not allowed; %s means %s", k->name, value, none,
+			       strcmp(none, "max") == 0 ? "no limit" : "chosen by the agent");
+	else if (!none)
+		(void)snprintf(errbuf, errsize, "%s=%s: not %s", k->name, value, what);
+	else
+		(void)snprintf(errbuf, errsize, "%s=%s: not %s, or %s", k->name, value, what, none);
+	return r;
 }
 
 /*
@@ -211,21 +259,20 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_SIZE:
-		if (strcmp(value, "max") == 0 || strcmp(value, "infinity") == 0)
-			u64 = 0;
-		else
-			r = parse_size(value, 1024, &u64);
+		r = parse_size(value, 1024, &u64);
 		if (r < 0)
-			return snprintf(errbuf, errsize, "%s=%s: not a size (use e.g. 256M, 1G)", k->name, value),
+			return snprintf(errbuf, errsize, "%s=%s: not a size (use e.g. 1M, 512K)", k->name, value),
 			       r;
 		*(uint64_t *)field = u64;
 		return 0;
+	case T_SIZE_MAX:
 	case T_RATE:
+	case T_RATE_MAX:
+	case T_RATE_AUTO:
 	case T_IOPS:
-		r = parse_rate(value, 1000, &u64);
+		r = parse_amount(value, k->type == T_SIZE_MAX ? 1024 : 1000, amount_none(k->type), &u64);
 		if (r < 0)
-			return snprintf(errbuf, errsize, "%s=%s: not a rate (use e.g. 50M, or max)", k->name,
-					value), r;
+			return amount_error(k, value, r, errbuf, errsize);
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_U32:
@@ -315,53 +362,66 @@ const char *coredam_config_key_name(size_t i)
 	return i < ELEMENTSOF(keys) ? keys[i].name : NULL;
 }
 
-static int fmt_rate(char *buf, size_t size, uint64_t v)
+/* The value of key @k in @c, as coredam.conf spells it. */
+static int format_value(const struct coredam_config *c, const struct key *k, char *buf, size_t size)
 {
-	if (v == 0)
-		return xsnprintf(buf, size, "max");
-	return xsnprintf(buf, size, "%" PRIu64, v);
+	const void *field = (const char *)c + k->offset;
+	uint64_t u64 = 0;
+
+	switch (k->type) {
+	case T_MODE:
+		return xsnprintf(buf, size, "%s", coredam_mode_str(c->mode));
+	case T_BOOL:
+		return xsnprintf(buf, size, "%s", *(const bool *)field ? "yes" : "no");
+	case T_DESTINATION:
+		return xsnprintf(buf, size, "%s", *c->destination ? c->destination : "auto");
+	case T_PATH:
+	case T_STRING:
+	case T_CGROUP:
+		return xsnprintf(buf, size, "%s", (const char *)field);
+	case T_DURATION:
+		return xsnprintf(buf, size, "%" PRIu64 "ms", *(const uint64_t *)field / 1000);
+	case T_SIZE:
+	case T_SIZE_MAX:
+	case T_RATE:
+	case T_RATE_MAX:
+	case T_RATE_AUTO:
+	case T_IOPS:
+		u64 = *(const uint64_t *)field;
+		if (u64 == 0 && amount_none(k->type))
+			return xsnprintf(buf, size, "%s", amount_none(k->type));
+		return xsnprintf(buf, size, "%" PRIu64, u64);
+	case T_U32:
+	case T_U32_POS:
+		return xsnprintf(buf, size, "%" PRIu32, *(const uint32_t *)field);
+	case T_FRACTION:
+		return xsnprintf(buf, size, "%.10g%%", *(const double *)field * 100.0);
+	case T_FLOOR:
+		return xsnprintf(buf, size, "%" PRIu64 " %" PRIu32 "%%", c->free_floor_bytes, c->free_floor_percent);
+	}
+	return -EINVAL;
 }
 
+/* Every key, section by section, in the order of the table. */
 int coredam_config_format(const struct coredam_config *c, char *buf, size_t size)
 {
-	char w[24], rd[24], wi[24], ri[24], fl[24], ce[24], st[24];
+	char v[PATH_MAX + 16];
+	size_t o = 0;
+	int r;
 
-	fmt_rate(w, sizeof(w), c->write_bps);
-	fmt_rate(rd, sizeof(rd), c->read_bps);
-	fmt_rate(wi, sizeof(wi), c->write_iops);
-	fmt_rate(ri, sizeof(ri), c->read_iops);
-	fmt_rate(fl, sizeof(fl), c->floor_bps);
-	if (c->ceiling_bps)
-		fmt_rate(ce, sizeof(ce), c->ceiling_bps);
-	else
-		snprintf(ce, sizeof(ce), "auto");
-	if (c->step_bps)
-		fmt_rate(st, sizeof(st), c->step_bps);
-	else
-		snprintf(st, sizeof(st), "auto");
-	return xsnprintf(buf, size,
-			 "[Agent]\nMode=%s\nRequireKernelSupport=%s\nMetricsFile=%s\nControlSocket=%s\nInterval=%" PRIu64 "ms\n\n"
-			 "[Cgroup]\nPath=%s\nMemoryHigh=%" PRIu64 "\n\n"
-			 "[Devices]\nDestination=%s\nDevices=%s\n\n"
-			 "[Limits]\nWriteBandwidth=%s\nReadBandwidth=%s\nWriteIOPS=%s\nReadIOPS=%s\n"
-			 "Concurrency=%u\nQueueCap=%u\nWaitTimeout=%" PRIu64 "ms\nWritebackWindow=%" PRIu64 "\n\n"
-			 "[Adaptive]\nFloor=%s\nCeiling=%s\nConcurrencyFloor=%u\nConcurrencyCeiling=%u\n"
-			 "PressureTarget=%.1f%%\nPressureWindow=%" PRIu64 "ms\nStep=%s\nBackoff=%.0f%%\n"
-			 "HoldIntervals=%u\nLiftWhenIdle=%s\nPressureCgroups=%s\n\n"
-			 "[Space]\nFreeSpaceFloor=%" PRIu64 " %u%%\nMarkIncomplete=%s\n\n"
-			 "[Pipe]\nSetCorePattern=%s\nProgram=%s\nDirectory=%s\nCompress=%s\nCompressLevel=%u\n"
-			 "CoreSizeMax=%" PRIu64 "\nCoreTimeMax=%" PRIu64 "ms\nSandbox=%s\n",
-			 coredam_mode_str(c->mode), c->require_kernel_support ? "yes" : "no",
-			 c->metrics_file, c->control_socket, c->interval_usec / 1000,
-			 c->cgroup, c->memory_high,
-			 *c->destination ? c->destination : "auto", c->devices,
-			 w, rd, wi, ri, c->concurrency, c->queue_cap, c->wait_timeout_usec / 1000,
-			 c->writeback_window,
-			 fl, ce, c->concurrency_floor, c->concurrency_ceiling, c->pressure_target * 100.0,
-			 c->pressure_window_usec / 1000, st, c->backoff * 100.0, c->hold_intervals,
-			 c->lift_when_idle ? "yes" : "no", c->pressure_cgroups, c->free_floor_bytes, c->free_floor_percent,
-			 c->mark_incomplete ? "yes" : "no",
-			 c->pipe_set_core_pattern ? "yes" : "no", c->pipe_program, c->pipe_directory,
-			 c->pipe_compress ? "yes" : "no", c->pipe_compress_level, c->pipe_size_max,
-			 c->pipe_time_max_usec / 1000, c->pipe_sandbox ? "yes" : "no");
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		const struct key *k = &keys[i];
+		bool new_section = i == 0 || strcmp(keys[i - 1].section, k->section) != 0;
+
+		r = format_value(c, k, v, sizeof(v));
+		if (r < 0)
+			return r;
+		r = xsnprintf(buf + o, size - o, "%s%s%s%s%s=%s\n", new_section && i ? "\n" : "",
+			      new_section ? "[" : "", new_section ? k->section : "", new_section ? "]\n" : "",
+			      k->name, v);
+		if (r < 0)
+			return r;
+		o += r;
+	}
+	return (int)o;
 }

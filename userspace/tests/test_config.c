@@ -165,20 +165,78 @@ TEST(config_dropin_set)
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 }
 
+/* Set [section] key=value on @c; the result and the message. */
+static int set1(struct coredam_config *c, const char *section, const char *key, const char *value, char *err,
+		size_t size)
+{
+	err[0] = '\0';
+	return coredam_config_set(c, section, key, value, err, size);
+}
+
+/* 0 where it is the stored "none" would read as "nothing at all": refused, as systemd does. */
+TEST(config_zero_is_refused_where_none_is_spelled_out)
+{
+	struct coredam_config c;
+	char err[256];
+
+	coredam_config_init(&c);
+	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "0", err, sizeof(err)), -ERANGE);
+	CHECK(strstr(err, "WriteBandwidth=0: 0 is not allowed; max means no limit") != NULL);
+	CHECK_EQ_INT(c.write_bps, 10000000);
+	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "0", err, sizeof(err)), -ERANGE);
+	CHECK_EQ_INT(set1(&c, "Limits", "WriteIOPS", "0", err, sizeof(err)), -ERANGE);
+	CHECK_EQ_INT(set1(&c, "Pipe", "CoreSizeMax", "0K", err, sizeof(err)), -ERANGE);
+	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "0", err, sizeof(err)), -ERANGE);
+	CHECK(strstr(err, "auto means chosen by the agent") != NULL);
+	CHECK_EQ_INT(set1(&c, "Adaptive", "Floor", "0", err, sizeof(err)), -ERANGE);
+	CHECK(strstr(err, "must be more than 0") != NULL);
+	/* each key takes only its own word for none */
+	CHECK(set1(&c, "Adaptive", "Floor", "max", err, sizeof(err)) < 0);
+	CHECK(set1(&c, "Limits", "WriteBandwidth", "auto", err, sizeof(err)) < 0);
+	CHECK(set1(&c, "Adaptive", "Ceiling", "max", err, sizeof(err)) < 0);
+	/* infinity, as systemd spells it, and max */
+	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "infinity", err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.write_bps, 0);
+	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "max", err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.memory_high, 0);
+	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "auto", err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.ceiling_bps, 0);
+	/* where 0 means off, not none, it stays */
+	CHECK_EQ_INT(set1(&c, "Limits", "WritebackWindow", "0", err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.writeback_window, 0);
+}
+
+/* --dump-config names every key, and reads back as the same configuration. */
 TEST(config_format_roundtrip)
 {
 	struct coredam_config c, d;
 	struct coredam_config_error e;
-	char buf[8192];
+	static char buf[16384], again[16384];
+	char line[128];
 
-	coredam_config_init(&c);
+	mkfile("c/coredam.conf",
+	       "[Agent]\nMode=adaptive\nInterval=250ms\n[Cgroup]\nKernelLeaf=dumps\nMemoryHigh=max\n"
+	       "[Limits]\nWriteBandwidth=infinity\nWriteIOPS=2K\nConcurrency=0\nWritebackWindow=0\n"
+	       "[Adaptive]\nFloor=5M\nCeiling=auto\nPressureTarget=12.5%\nBackoff=0.25\nLiftWhenIdle=yes\n"
+	       "[Space]\nFreeSpaceFloor=2G 5%\nMarkIncomplete=no\n[Pipe]\nCoreSizeMax=max\nCompress=yes\n");
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), NULL, &c, &e) == 0);
 	CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
+	for (size_t i = 0; coredam_config_key_name(i); i++) {
+		snprintf(line, sizeof(line), "\n%s=", coredam_config_key_name(i));
+		if (!strstr(buf, line)) {
+			fprintf(stderr, "  --dump-config lacks %s\n", line + 1);
+			test_failed_checks++;
+		}
+	}
+	CHECK(strstr(buf, "\nKernelLeaf=dumps\n") && strstr(buf, "\nMemoryHigh=max\n"));
+	CHECK(strstr(buf, "\nWriteBandwidth=max\n") && strstr(buf, "\nPressureTarget=12.5%\n"));
 	mkfile("rt.conf", buf);
 	CHECK(coredam_config_load(tpath("rt.conf"), NULL, &d, &e) == 0);
-	CHECK_EQ_INT(d.write_bps, c.write_bps);
-	CHECK_EQ_INT(d.memory_high, c.memory_high);
-	CHECK_EQ_INT(d.free_floor_bytes, c.free_floor_bytes);
-	CHECK_STREQ(d.cgroup, c.cgroup);
+	CHECK(coredam_config_format(&d, again, sizeof(again)) > 0);
+	CHECK_STREQ(again, buf);
+	CHECK_STREQ(d.kernel_leaf, "dumps");
+	CHECK_EQ_INT(d.memory_high, 0);
+	CHECK(d.pressure_target == c.pressure_target && d.backoff == c.backoff);
 }
 
 /* Write @len bytes, NULs included, to the temporary tree. */
