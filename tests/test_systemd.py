@@ -106,7 +106,12 @@ def io_written(text, majmin):
 def test_service_ready_status_and_boot_sysctls():
     res = boot(r"""
 systemctl show -p ActiveState -p SubState -p Type -p StatusText -p ControlGroup coredamd \
-    > $RESULTS/show.txt
+    -p WatchdogUSec -p OOMScoreAdjust > $RESULTS/show.txt
+cat /proc/$(systemctl show -p MainPID --value coredamd)/oom_score_adj > $RESULTS/oom_score_adj
+# the agent pings the watchdog as its loop turns
+systemctl show -p WatchdogTimestampMonotonic --value coredamd > $RESULTS/watchdog.1
+sleep 3
+systemctl show -p WatchdogTimestampMonotonic --value coredamd > $RESULTS/watchdog.2
 for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
          core_writeback_window core_pipe_limit; do
     echo "$k=$(cat /proc/sys/kernel/$k)"
@@ -143,7 +148,9 @@ for where in agent machine; do
 done > $RESULTS/confined.txt
 grep -E '^CapEff:' /proc/$pid/status >> $RESULTS/confined.txt
 journalctl -b -u coredamd -o json --no-pager > $RESULTS/journal.json
+ls /run/coredam > $RESULTS/run.running
 systemctl stop coredamd
+ls /run/coredam > $RESULTS/run.stopped
 for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms \
          core_writeback_window; do
     echo "$k=$(cat /proc/sys/kernel/$k)"
@@ -154,6 +161,11 @@ agent_log
     assert show["ActiveState"] == "active" and show["SubState"] == "running", show
     assert show["Type"] == "notify"
     assert show["StatusText"], "coredamd sent no STATUS="
+    # the unit protects the agent: a watchdog it pings, and the OOM killer's last pick
+    assert show["WatchdogUSec"] == "1min" and show["OOMScoreAdjust"] == "-500", show
+    assert res.text("oom_score_adj").strip() == "-500"
+    w1, w2 = int(res.text("watchdog.1")), int(res.text("watchdog.2"))
+    assert w2 > w1 > 0, (w1, w2)
     # before the agent changed anything, the packaged sysctl.d values hold
     boot_knobs = kv(res.text("knobs.boot"))
     assert boot_knobs["core_cgroup"] == LEAF, boot_knobs
@@ -164,6 +176,9 @@ agent_log
     root = res.text("root.majmin").strip()
     assert io_rule(res.text("io.max"), root)["wbps"] == "12000000", res.text("io.max")
     assert root in res.text("status.txt") or "12" in res.text("status.txt")
+    # its metrics go with it: a scraper sees it gone, not its last values
+    assert "metrics.prom" in res.text("run.running").split(), res.text("run.running")
+    assert "metrics.prom" not in res.text("run.stopped").split(), res.text("run.stopped")
     # a stopped agent leaves the boot-time values: dumps stay queued and moved
     stopped = kv(res.text("knobs.stopped"))
     assert stopped == {"core_cgroup": LEAF, "core_max_concurrency": "2",

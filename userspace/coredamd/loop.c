@@ -433,8 +433,11 @@ static void handle_client(struct agent *a)
 
 int agent_loop(struct agent *a)
 {
-	uint64_t next = now_usec(CLOCK_MONOTONIC);
+	uint64_t next = now_usec(CLOCK_MONOTONIC), watchdog_usec = 0, ping = 0;
 
+	/* WatchdogSec= of the unit: a loop that stops turning gets the agent restarted */
+	if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
+		watchdog_usec = 0;
 	while (!a->quit) {
 		struct pollfd p[3 + MAX_PSI];
 		uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -448,7 +451,13 @@ int agent_loop(struct agent *a)
 			track_dumps(a);
 		}
 		now = now_usec(CLOCK_MONOTONIC);
+		if (watchdog_usec && now >= ping) {
+			(void)sd_notify(0, "WATCHDOG=1");
+			ping = now + MIN(watchdog_usec / 4, a->cfg.interval_usec);
+		}
 		timeout = next > now ? (int)((next - now + 999) / 1000) : 0;
+		if (watchdog_usec)
+			timeout = MIN(timeout, (int)((ping - now + 999) / 1000));
 		if (a->n_dumps && timeout > 250)
 			timeout = 250;
 

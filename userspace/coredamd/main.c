@@ -285,5 +285,8 @@ int main(int argc, char **argv)
 	agent_restore(a);
 	pressure_close(a);
 	unlink(a->cfg.control_socket);
+	/* a scraper sees the agent gone, not the last values it wrote */
+	if (unlink(a->cfg.metrics_file) < 0 && errno != ENOENT)
+		log_warning_errno(-errno, "cannot remove %s, ignoring: %m", a->cfg.metrics_file);
 	return r < 0 ? EXIT_GENERIC : EXIT_OK;
 }
