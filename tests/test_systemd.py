@@ -479,6 +479,8 @@ if systemctl reload coredamd 2> $RESULTS/reload.err; then echo accepted; else ec
     > $RESULTS/reload.txt
 rc=0; coredamctl reload > $RESULTS/ctl-reload.out 2>&1 || rc=$?
 echo $rc > $RESULTS/ctl-reload.rc
+rc=0; coredamctl status > $RESULTS/status.broken 2>&1 || rc=$?
+echo $rc > $RESULTS/status.broken.rc
 systemctl is-active coredamd > $RESULTS/active.txt
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max.after
 agent_log
@@ -492,6 +494,10 @@ agent_log
     assert res.text("reload.txt").strip() == "refused", res.text("reload.err")
     assert res.text("ctl-reload.rc").strip() == "1", res.text("ctl-reload.out")
     assert "90-broken.conf:2" in res.text("ctl-reload.out"), res.text("ctl-reload.out")
+    # the CLI leaves the bad line out, still finds the agent, and names the line
+    broken = res.text("status.broken")
+    assert res.text("status.broken.rc").strip() == "0", broken
+    assert "90-broken.conf:2" in broken and "not running" not in broken, broken
     assert res.text("io.max.after") == res.text("io.max.before")
     log = res.text("agent.log")
     assert "event=reload-failed" in log and "90-broken.conf" in log, log

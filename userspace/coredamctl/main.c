@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	static struct ctl ctl = { .roots = COREDAM_ROOTS_DEFAULT };
 	struct coredam_config_error e;
 	const char *socket = NULL;
-	int c;
+	int c, r;
 
 	log_setup("coredamctl", LOG_TARGET_STDERR);
 	/* "+": stop at the command, whose own options follow it */
@@ -112,11 +112,17 @@ int main(int argc, char **argv)
 	if (!ctl.config_file[0])
 		snprintf(ctl.config_file, sizeof(ctl.config_file), "%s/coredam.conf", ctl.roots.conf);
 	coredam_config_dropin_dir(ctl.config_file, ctl.dropin_dir, sizeof(ctl.dropin_dir));
-	ctl.cfg_ok = coredam_config_load(ctl.config_file, ctl.dropin_dir, &ctl.cfg, &e) == 0;
-	if (!ctl.cfg_ok) {
+	/*
+	 * Lenient: a bad line leaves out that line only, so that ControlSocket=
+	 * and the rest still find the agent, which runs on its last good
+	 * configuration.
+	 */
+	r = coredam_config_load_full(ctl.config_file, ctl.dropin_dir, COREDAM_CONFIG_LENIENT, &ctl.cfg, &e);
+	ctl.cfg_ok = r == 0;
+	if (!ctl.cfg_ok)
 		snprintf(ctl.cfg_error, sizeof(ctl.cfg_error), "%s:%d: %s", e.file, e.line, e.msg);
+	if (r == -ENOMEM)
 		coredam_config_init(&ctl.cfg);
-	}
 	snprintf(ctl.socket, sizeof(ctl.socket), "%s", socket ? socket : ctl.cfg.control_socket);
 
 	for (size_t i = 0; i < ELEMENTSOF(cmds); i++) {

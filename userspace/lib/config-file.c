@@ -89,6 +89,7 @@ struct parse_ctx {
 	const char *file;
 	const struct line_reader *lr;
 	bool failed;
+	bool lenient;		/* keep going past errors; the first is reported */
 	struct coredam_config_error *err;
 	struct origin origins[64];	/* by coredam_config_key_index() */
 };
@@ -105,15 +106,18 @@ static int handler(void *user, const char *section, const char *name, const char
 	char msg[400];
 	int r;
 
-	if (ctx->failed)
+	if (ctx->failed && !ctx->lenient)
 		return 0;
 	r = coredam_config_set(ctx->cfg, section, name, value, msg, sizeof(msg));
 	if (r < 0) {
-		snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", ctx->file);
-		ctx->err->line = ctx->lr->line;
-		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
+		if (!ctx->failed) {
+			snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", ctx->file);
+			ctx->err->line = ctx->lr->line;
+			snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
+		}
 		ctx->failed = true;
-		return 0;
+		/* lenient: the line is left out, the rest of the file still counts */
+		return ctx->lenient;
 	}
 	r = coredam_config_key_index(section, name);
 	if (r >= 0 && (size_t)r < ELEMENTSOF(ctx->origins))
@@ -145,10 +149,14 @@ static int parse_one(struct parse_ctx *ctx, const char *path)
 
 	f = fopen(path, "re");
 	if (!f) {
-		snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", path);
-		ctx->err->line = 0;
-		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot open: %s", strerror(errno));
-		return -errno;
+		r = -errno;
+		if (!ctx->failed) {
+			snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", path);
+			ctx->err->line = 0;
+			snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot open: %s", strerror(-r));
+		}
+		ctx->failed = true;
+		return r;
 	}
 	lr.f = f;
 	ctx->file = path;
@@ -166,6 +174,7 @@ static int parse_one(struct parse_ctx *ctx, const char *path)
 			snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
 		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
 	}
+	ctx->failed = true;
 	return r < 0 ? r : -EINVAL;
 }
 
@@ -254,6 +263,12 @@ void coredam_config_dropin_dir(const char *main_file, char *buf, size_t size)
 int coredam_config_load(const char *main_file, const char *dropin_dir,
 			struct coredam_config *ret, struct coredam_config_error *err)
 {
+	return coredam_config_load_full(main_file, dropin_dir, 0, ret, err);
+}
+
+int coredam_config_load_full(const char *main_file, const char *dropin_dir, unsigned int flags,
+			     struct coredam_config *ret, struct coredam_config_error *err)
+{
 	struct coredam_config cfg;
 	struct coredam_config_error dummy;
 	_cleanup_free_ struct parse_ctx *ctx = NULL;
@@ -265,22 +280,25 @@ int coredam_config_load(const char *main_file, const char *dropin_dir,
 	if (!ctx)
 		return -ENOMEM;
 	ctx->cfg = &cfg;
+	ctx->lenient = flags & COREDAM_CONFIG_LENIENT;
 	ctx->err = err ? err : &dummy;
 	memset(ctx->err, 0, sizeof(*ctx->err));
 	coredam_config_init(&cfg);
 
 	if (main_file && access(main_file, F_OK) == 0) {
 		r = parse_one(ctx, main_file);
-		if (r < 0)
+		if (r < 0 && !ctx->lenient)
 			return r;
 	}
 	if (dropin_dir) {
 		n = scandir(dropin_dir, &list, conf_filter, alphasort);
 		if (n < 0) {
-			if (errno != ENOENT) {
+			if (errno != ENOENT && r == 0) {
+				r = -errno;
 				snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", dropin_dir);
-				snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot list: %s", strerror(errno));
-				return -errno;
+				snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot list: %s", strerror(-r));
+				if (!ctx->lenient)
+					return r;
 			}
 			n = 0;
 		}
@@ -288,21 +306,25 @@ int coredam_config_load(const char *main_file, const char *dropin_dir,
 	for (int i = 0; i < n; i++) {
 		char path[PATH_MAX];
 
-		if (r == 0) {
-			r = path_join(path, sizeof(path), dropin_dir, list[i]->d_name);
-			if (r >= 0)
-				r = parse_one(ctx, path);
+		if (r == 0 || ctx->lenient) {
+			int k = path_join(path, sizeof(path), dropin_dir, list[i]->d_name);
+
+			if (k >= 0)
+				k = parse_one(ctx, path);
+			if (r == 0)
+				r = k;
 		}
 		free(list[i]);
 	}
 	free(list);
-	if (r < 0)
-		return r;
-	r = cross_check(ctx);
-	if (r < 0)
+	if (r == 0 && ctx->failed)
+		r = -EINVAL;	/* lenient: a line was left out */
+	if (r == 0)
+		r = cross_check(ctx);
+	if (r < 0 && !ctx->lenient)
 		return r;
 	*ret = cfg;
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 /* ---- editing a drop-in (set --persist) ---- */

@@ -86,6 +86,16 @@ int coredam_config_load(const char *main_file, const char *dropin_dir,
 			struct coredam_config *ret, struct coredam_config_error *err);
 
 /*
+ * With COREDAM_CONFIG_LENIENT, what a client such as coredamctl needs: a
+ * bad line (or a whole file that cannot be read) is left out and loading
+ * goes on; *ret is set to everything that did load, and the first problem
+ * is returned and named in *err as above.
+ */
+#define COREDAM_CONFIG_LENIENT 1U
+int coredam_config_load_full(const char *main_file, const char *dropin_dir, unsigned int flags,
+			     struct coredam_config *ret, struct coredam_config_error *err);
+
+/*
  * The default drop-in directory of @main_file: "coredam.conf.d" in the
  * directory of @main_file (silently cut to @size).
  */

@@ -355,3 +355,32 @@ TEST(pipe_config_keys)
 		CHECK(strstr(e.msg, "white space") != NULL);
 	}
 }
+
+/* coredamctl's load: a bad line is left out, everything else counts, the first problem is named. */
+TEST(config_lenient_keeps_every_good_line)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+
+	mkfile("l/coredam.conf", "[Agent]\nControlSocket=/run/elsewhere.sock\n[Limits]\nWriteBandwidth=fast\n"
+				 "Concurrency=5\n");
+	mkfile("l/coredam.conf.d/10-a.conf", "[Limits]\nnot a line\nQueueCap=9\n");
+	mkfile("l/coredam.conf.d/20-b.conf", "[Limits]\nWaitTimeout=0\nQueueCap=7\n");
+	/* strict, as coredamd loads: refused, the first problem named */
+	coredam_config_init(&c);
+	CHECK(coredam_config_load(tpath("l/coredam.conf"), tpath("l/coredam.conf.d"), &c, &e) < 0);
+	CHECK_EQ_INT(e.line, 4);
+	CHECK_STREQ(c.control_socket, "/run/coredam/control.sock");
+	/* lenient */
+	CHECK(coredam_config_load_full(tpath("l/coredam.conf"), tpath("l/coredam.conf.d"), COREDAM_CONFIG_LENIENT,
+				       &c, &e) < 0);
+	CHECK(strstr(e.file, "l/coredam.conf") != NULL);
+	CHECK_EQ_INT(e.line, 4);
+	CHECK(strstr(e.msg, "WriteBandwidth=fast") != NULL);
+	CHECK_STREQ(c.control_socket, "/run/elsewhere.sock");
+	CHECK_EQ_INT(c.write_bps, 10000000);
+	CHECK_EQ_INT(c.concurrency, 5);
+	/* 10-a.conf stops at its syntax error; 20-b.conf still counts */
+	CHECK_EQ_INT(c.queue_cap, 7);
+	CHECK_EQ_INT(c.wait_timeout_usec, 0);
+}
