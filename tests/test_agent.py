@@ -397,9 +397,16 @@ cat $K/core_max_concurrency > $RESULTS/conc.bad
 ctl set concurrency-ceiling 4
 ctl set concurrency-floor 3
 cat $K/core_max_concurrency > $RESULTS/conc.raised
+# the fixed mode's bandwidth would do nothing here: refused, and not persisted
+rc=0; ctl set --persist bandwidth 15M > $RESULTS/bw.txt 2>&1 || rc=$?
+echo "rc=$rc" >> $RESULTS/bw.txt
+ls $JOB/coredam.conf.d > $RESULTS/dropins.txt 2>&1 || true
 ctl status --json > $RESULTS/status.json
 stop_agent
 """, conf=ADAPTIVE_CONF)
+    bw = res.text("bw.txt")
+    assert "rc=0" not in bw and "in adaptive mode" in bw, bw
+    assert "50-coredamctl.conf" not in res.text("dropins.txt"), res.text("dropins.txt")
     assert res.text("conc.start").strip() == "1"
     bad = res.text("bad.txt")
     assert "rc=0" not in bad and "above" in bad, bad

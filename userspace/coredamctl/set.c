@@ -42,38 +42,46 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	}
 	/* check the value here, so that a bad one is named even without an agent */
-	if (!*value || strpbrk(value, " \t\n") || coredam_config_set(&tmp, section, key, value, err, sizeof(err)) < 0) {
-		if (!*value || strpbrk(value, " \t\n"))
-			snprintf(err, sizeof(err), "%s=\"%s\": empty or contains white space", key, value);
-		fprintf(stderr, "coredamctl set %s: %s\n", name, err);
+	if (!*value || strpbrk(value, " \t\n")) {
+		fprintf(stderr, "coredamctl set %s: \"%s\": empty or contains white space\n", name, value);
 		return CTL_EXIT_USAGE;
 	}
-	if (persist) {
-		r = path_join(dropin, sizeof(dropin), c->dropin_dir, DROPIN_NAME);
-		if (r >= 0)
-			r = coredam_dropin_set(dropin, section, key, value);
-		if (r < 0) {
-			log_error("cannot write %s: %s", dropin, strerror(-r));
-			return CTL_EXIT_FAIL;
-		}
-		printf("persisted [%s] %s=%s in %s\n", section, key, value, dropin);
+	if (coredam_ctl_apply_set(&tmp, name, value, err, sizeof(err)) < 0) {
+		fprintf(stderr, "coredamctl set %s: %s\n", name, err);
+		return CTL_EXIT_USAGE;
 	}
 	r = xsnprintf(req, sizeof(req), "SET %s %s", name, value);
 	if (r < 0) {
 		fprintf(stderr, "coredamctl set: value \"%s\" too long\n", value);
 		return CTL_EXIT_USAGE;
 	}
+	/* the agent first: what it refuses is not persisted either */
 	r = coredam_ctl_call(c->socket, req, resp, sizeof(resp));
-	if (r < 0) {
-		log_error("agent not reachable at %s: %s%s", c->socket, strerror(-r),
-			persist ? " (the drop-in takes effect when coredamd starts or reloads)" : "");
+	if (r < 0 && !persist) {
+		log_error("agent not reachable at %s: %s", c->socket, strerror(-r));
 		return CTL_EXIT_NO_AGENT;
 	}
-	if (strncmp(resp, "OK", 2) != 0) {
+	if (r >= 0 && strncmp(resp, "OK", 2) != 0) {
 		const char *why = resp + (strncmp(resp, "ERR ", 4) ? 0 : 4);
 
 		log_error("agent refused %s=%s: %.*s", name, value, (int)strcspn(why, "\n"), why);
 		return CTL_EXIT_FAIL;
+	}
+	if (persist) {
+		int k = path_join(dropin, sizeof(dropin), c->dropin_dir, DROPIN_NAME);
+
+		if (k >= 0)
+			k = coredam_dropin_set(dropin, section, key, value);
+		if (k < 0) {
+			log_error("cannot write %s: %s", dropin, strerror(-k));
+			return CTL_EXIT_FAIL;
+		}
+		printf("persisted [%s] %s=%s in %s\n", section, key, value, dropin);
+	}
+	if (r < 0) {
+		log_error("agent not reachable at %s: %s (the drop-in takes effect when coredamd starts or reloads)",
+			  c->socket, strerror(-r));
+		return CTL_EXIT_NO_AGENT;
 	}
 	printf("%s", resp + 3);
 	if (!persist)

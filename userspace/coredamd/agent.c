@@ -662,28 +662,10 @@ int agent_set(struct agent *a, const char *name, const char *value, char *err, s
 	const char *section, *key;
 	int r;
 
-	r = coredam_ctl_set_key(name, &section, &key);
-	if (r < 0) {
-		snprintf(err, errsize, "unknown setting \"%s\"", name);
-		return r;
-	}
-	r = coredam_config_set(&cfg, section, key, value, err, errsize);
+	r = coredam_ctl_apply_set(&cfg, name, value, err, errsize);
 	if (r < 0)
 		return r;
-	if (cfg.ceiling_bps && cfg.floor_bps > cfg.ceiling_bps) {
-		snprintf(err, errsize, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")", cfg.floor_bps,
-			 cfg.ceiling_bps);
-		return -EINVAL;
-	}
-	if (cfg.concurrency_floor > cfg.concurrency_ceiling) {
-		snprintf(err, errsize, "concurrency floor (%u) would be above concurrency ceiling (%u)",
-			 cfg.concurrency_floor, cfg.concurrency_ceiling);
-		return -EINVAL;
-	}
-	if (cfg.mode == COREDAM_MODE_ADAPTIVE && cfg.floor_bps == 0) {
-		snprintf(err, errsize, "adaptive mode needs a floor");
-		return -EINVAL;
-	}
+	(void)coredam_ctl_set_key(name, &section, &key);
 	a->cfg = cfg;
 	{
 		struct coredam_budget keep = a->budget;

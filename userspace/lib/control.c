@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #define _GNU_SOURCE 1
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 
+#include "config.h"
 #include "control.h"
 #include "macro.h"
 #include "time-util.h"
@@ -33,6 +35,41 @@ int coredam_ctl_set_key(const char *name, const char **ret_section, const char *
 			return 0;
 		}
 	return -ENOENT;
+}
+
+int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value, char *err,
+			  size_t errsize)
+{
+	struct coredam_config c = *cfg;
+	const char *section, *key;
+	int r;
+
+	r = coredam_ctl_set_key(name, &section, &key);
+	if (r < 0) {
+		(void)snprintf(err, errsize, "unknown setting \"%s\"", name);
+		return r;
+	}
+	r = coredam_config_set(&c, section, key, value, err, errsize);
+	if (r < 0)
+		return r;
+	if (c.mode == COREDAM_MODE_ADAPTIVE && (!strcmp(key, "WriteBandwidth") || !strcmp(key, "Concurrency"))) {
+		(void)snprintf(err, errsize,
+			       "%s is the fixed mode's; in adaptive mode the budget moves between floor and ceiling "
+			       "(set those, or mode fixed first)", name);
+		return -EINVAL;
+	}
+	if (c.ceiling_bps && c.floor_bps > c.ceiling_bps) {
+		(void)snprintf(err, errsize, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")", c.floor_bps,
+			       c.ceiling_bps);
+		return -EINVAL;
+	}
+	if (c.concurrency_floor > c.concurrency_ceiling) {
+		(void)snprintf(err, errsize, "concurrency floor (%u) would be above concurrency ceiling (%u)",
+			       c.concurrency_floor, c.concurrency_ceiling);
+		return -EINVAL;
+	}
+	*cfg = c;
+	return 0;
 }
 
 int coredam_ctl_parse(const char *line, struct coredam_ctl_request *ret)

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "config.h"
+
 /*
  * The control socket: a Unix stream socket, mode 0600, owned by root. One
  * request per connection: a single line of less than COREDAM_CTL_REQ_MAX
@@ -41,6 +43,15 @@ int coredam_ctl_parse(const char *line, struct coredam_ctl_request *ret);
 
 /* SET names -> coredam.conf section and key */
 int coredam_ctl_set_key(const char *name, const char **ret_section, const char **ret_key);
+
+/*
+ * What SET NAME VALUE does to a configuration: the key's value, checked
+ * against the rest (floor not above ceiling, ...). The fixed mode's
+ * bandwidth and concurrency are refused in adaptive mode, where they would
+ * do nothing. On failure *cfg is untouched and @err says why.
+ */
+int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value, char *err,
+			  size_t errsize);
 
 int coredam_ctl_listen(const char *path, int *ret_fd);
 /* accept() one client; -EPERM (after answering "ERR") if the peer is not allowed */

@@ -46,12 +46,10 @@ static int test_status(void *userdata, char *buf, size_t size)
 static int test_set(void *userdata, const char *name, const char *value, char *buf, size_t size)
 {
 	struct server *s = userdata;
-	const char *section, *key;
 	char err[256];
 	int r;
 
-	CHECK(coredam_ctl_set_key(name, &section, &key) == 0);
-	r = coredam_config_set(&s->cfg, section, key, value, err, sizeof(err));
+	r = coredam_ctl_apply_set(&s->cfg, name, value, err, sizeof(err));
 	if (r < 0)
 		(void)snprintf(buf, size, "bad value");
 	return r;
@@ -409,4 +407,33 @@ TEST(control_answers_from_the_handlers)
 	CHECK_EQ_INT(s.served, 5);
 	CHECK_EQ_INT(s.refused, 0);
 	close(s.fd);
+}
+
+/* SET against the configuration: the value, then the rules between keys and modes. */
+TEST(control_set_checks_against_the_configuration)
+{
+	struct coredam_config c;
+	char err[256];
+
+	coredam_config_init(&c);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "25M", err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.write_bps, 25000000);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "colour", "blue", err, sizeof(err)), -ENOENT);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "0", err, sizeof(err)), -ERANGE);
+	CHECK_EQ_INT(c.write_bps, 25000000);
+	/* adaptive: the fixed mode's knobs would do nothing */
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "adaptive", err, sizeof(err)), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "15M", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "in adaptive mode") != NULL);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", err, sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(c.write_bps, 25000000);
+	/* the bounds keep their order */
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling", "20M", err, sizeof(err)), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "floor", "30M", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "above ceiling") != NULL);
+	CHECK_EQ_INT(c.floor_bps, 10000000);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency-floor", "9", err, sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "fixed", err, sizeof(err)), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.concurrency, 3);
 }
