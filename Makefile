@@ -27,7 +27,7 @@ PYTEST_ARGS  ?=
 TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
-.PHONY: all deps userspace install guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
+.PHONY: all deps userspace install uninstall guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
 	compile-check selftests initramfs check test test-unit timings-start lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
 
 all: deps userspace guest
@@ -44,20 +44,29 @@ $(GUEST_BIN)/%: tests/guest/%.c tests/guest/pattern.h | deps
 	@mkdir -p $(GUEST_BIN)
 	$(CC) $(GUEST_CFLAGS) -o $@ $<
 
-# DESTDIR and PREFIX as usual; systemd units, the sysctl.d file and the
-# systemd-coredump drop-in go where systemd and systemd-sysctl look for
-# packaged ones; cgconfig.conf and the systemd-coredump sysctl file are
-# examples (docs/deployment.md says when to use them).
+# DESTDIR, PREFIX, SYSCONFDIR and LIBEXECDIR as usual (the programs are
+# built with the last two as their defaults); systemd units, the sysctl.d
+# file and the systemd-coredump drop-in go where systemd and
+# systemd-sysctl look for packaged ones; cgconfig.conf and the
+# systemd-coredump sysctl file are examples (docs/deployment.md says when
+# to use them). install and uninstall install no Debian package: building
+# needs gcc, make, pkg-config, libinih-dev, libsystemd-dev and libzstd-dev
+# (docs/deployment.md).
 PREFIX     ?= /usr
+SYSCONFDIR ?= /etc
+LIBEXECDIR ?= $(PREFIX)/libexec
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSCTLDIR  ?= $(PREFIX)/lib/sysctl.d
 DATADIR    ?= $(PREFIX)/share
 EXAMPLEDIR ?= $(DATADIR)/doc/coredam/examples
+# systemd's own helper is where systemd is, whatever PREFIX says
+SYSTEMD_UTILDIR ?= $(or $(shell pkg-config --variable=systemdutildir systemd 2>/dev/null),/usr/lib/systemd)
 SUBST = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DATADIR@|$(DATADIR)|g' \
-	-e 's|@SYSTEMD_SYSCTL@|$(PREFIX)/lib/systemd/systemd-sysctl|g'
+	-e 's|@SYSTEMD_SYSCTL@|$(SYSTEMD_UTILDIR)/systemd-sysctl|g'
+USERSPACE_PATHS = PREFIX=$(PREFIX) SYSCONFDIR=$(SYSCONFDIR) LIBEXECDIR=$(LIBEXECDIR)
 
-install: userspace
-	@$(MAKE) --no-print-directory -C userspace install
+install:
+	@$(MAKE) --no-print-directory -C userspace $(USERSPACE_PATHS) install
 	install -d $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(SYSCTLDIR) \
 		$(DESTDIR)$(DATADIR)/coredam $(DESTDIR)$(EXAMPLEDIR)
 	install -m 0644 configs/systemd/coredump.slice configs/systemd/coredump-kernel.slice $(DESTDIR)$(UNITDIR)/
@@ -69,6 +78,17 @@ install: userspace
 	install -m 0644 configs/sysctl-cgroup.conf $(DESTDIR)$(DATADIR)/coredam/
 	install -m 0644 configs/sysctl.d/61-coredam-systemd-coredump.conf configs/cgconfig.conf \
 		configs/coredam.conf $(DESTDIR)$(EXAMPLEDIR)/
+
+# everything install put there but /etc/coredam (the site's configuration)
+uninstall:
+	@$(MAKE) --no-print-directory -C userspace $(USERSPACE_PATHS) uninstall
+	rm -f $(DESTDIR)$(UNITDIR)/coredump.slice $(DESTDIR)$(UNITDIR)/coredump-kernel.slice \
+		$(DESTDIR)$(UNITDIR)/coredamd.service $(DESTDIR)$(UNITDIR)/coredam-sysctl.service \
+		$(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d/coredam.conf \
+		$(DESTDIR)$(SYSCTLDIR)/60-coredam.conf $(DESTDIR)$(DATADIR)/coredam/sysctl-cgroup.conf \
+		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,61-coredam-systemd-coredump.conf cgconfig.conf coredam.conf)
+	-rmdir $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(DATADIR)/coredam \
+		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(DATADIR)/doc/coredam 2>/dev/null
 
 kernel: kernel-stock kernel-patched
 

@@ -6,6 +6,7 @@
 #include "ctl.h"
 #include "log.h"
 #include "macro.h"
+#include "paths.h"
 
 void ctl_usage(FILE *f)
 {
@@ -21,7 +22,7 @@ void ctl_usage(FILE *f)
 		"                                refuses it (and keeps the running one)\n"
 		"  doctor                        check what the feature needs and say what to fix\n\n"
 		"Options:\n"
-		"  -c, --config=FILE      configuration file (default /etc/coredam/coredam.conf)\n"
+		"  -c, --config=FILE      configuration file (default " COREDAM_CONF_FILE ")\n"
 		"      --socket=PATH      agent control socket (default: ControlSocket= of the configuration)\n"
 		"      --cgroup-root=DIR  --proc-root=DIR  --sys-root=DIR   alternative roots\n"
 		"  -h, --help             this help\n\n"

@@ -15,15 +15,15 @@
 #include "control.h"
 #include "log.h"
 #include "macro.h"
-#include "log.h"
 #include "path-util.h"
+#include "paths.h"
 
 static void help(FILE *f)
 {
 	fprintf(f,
 		"Usage: coredamd [OPTIONS]\n"
 		"Keep a machine responsive while processes dump core.\n\n"
-		"  -c, --config=FILE      configuration file (default /etc/coredam/coredam.conf)\n"
+		"  -c, --config=FILE      configuration file (default " COREDAM_CONF_FILE ")\n"
 		"      --config-dir=DIR   drop-in directory (default FILE's directory/coredam.conf.d)\n"
 		"      --check            load the configuration and run the self-check, then exit\n"
 		"      --dump-config      print the effective configuration and exit\n"
@@ -163,7 +163,7 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 static int load_config(struct agent *a, const struct options *o)
 {
 	struct coredam_config_error e;
-	char buf[8192];
+	static char buf[65536];	/* every key, paths up to PATH_MAX */
 
 	if (o->config)
 		snprintf(a->config_file, sizeof(a->config_file), "%s", o->config);

@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "string-util.h"
 #include "parse-util.h"
+#include "paths.h"
 
 enum key_type {
 	T_MODE,
@@ -76,7 +77,7 @@ static const struct key keys[] = {
 	K("Space", "FreeSpaceFloor", T_FLOOR, free_floor_bytes, "1G"),
 	K("Space", "MarkIncomplete", T_BOOL, mark_incomplete, "yes"),
 	K("Pipe", "SetCorePattern", T_BOOL, pipe_set_core_pattern, "no"),
-	K("Pipe", "Program", T_PATH, pipe_program, "/usr/libexec/coredam/coredam-pipe"),
+	K("Pipe", "Program", T_PATH, pipe_program, COREDAM_PIPE_PROGRAM),
 	K("Pipe", "Directory", T_PATH, pipe_directory, "/var/lib/coredam/cores"),
 	K("Pipe", "Compress", T_BOOL, pipe_compress, "no"),
 	K("Pipe", "CompressLevel", T_U32_POS, pipe_compress_level, "3"),
