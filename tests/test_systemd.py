@@ -108,6 +108,8 @@ def test_service_ready_status_and_boot_sysctls():
 systemctl show -p ActiveState -p SubState -p Type -p StatusText -p ControlGroup coredamd \
     -p WatchdogUSec -p OOMScoreAdjust > $RESULTS/show.txt
 cat /proc/$(systemctl show -p MainPID --value coredamd)/oom_score_adj > $RESULTS/oom_score_adj
+# systemd-coredump's workers, in the slice, with time for a paced core
+systemctl show -p Slice -p RuntimeMaxUSec systemd-coredump@probe.service > $RESULTS/worker.txt
 # the agent pings the watchdog as its loop turns
 systemctl show -p WatchdogTimestampMonotonic --value coredamd > $RESULTS/watchdog.1
 sleep 3
@@ -164,6 +166,8 @@ agent_log
     # the unit protects the agent: a watchdog it pings, and the OOM killer's last pick
     assert show["WatchdogUSec"] == "1min" and show["OOMScoreAdjust"] == "-500", show
     assert res.text("oom_score_adj").strip() == "-500"
+    worker = kv(res.text("worker.txt"))
+    assert worker == {"Slice": "coredump.slice", "RuntimeMaxUSec": "30min"}, worker
     w1, w2 = int(res.text("watchdog.1")), int(res.text("watchdog.2"))
     assert w2 > w1 > 0, (w1, w2)
     # before the agent changed anything, the packaged sysctl.d values hold
