@@ -237,7 +237,24 @@ rc=0; coredamctl -c $JOB/strict.conf doctor > $RESULTS/doctor-strict.txt 2>&1 ||
 echo $rc > $RESULTS/doctor-strict.rc
 rc=0; coredamd -c $JOB/strict.conf > $RESULTS/strict.log 2>&1 || rc=$?
 echo $rc > $RESULTS/strict.rc
+# a hybrid machine, as systemd's old default made them: a cgroup v1 hierarchy
+# beside v2, the v1 tree on a tmpfs at the cgroup root
+mkdir -p /tmp/cgf && mount -t tmpfs none /tmp/cgf && mkdir /tmp/cgf/unified /tmp/cgf/ct
+mount -t cgroup2 none /tmp/cgf/unified
+mount -t cgroup -o none,name=ct cgroup /tmp/cgf/ct
+rc=0; ctl --cgroup-root=/tmp/cgf doctor > $RESULTS/doctor-hybrid.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/doctor-hybrid.rc
+rc=0; coredamd -c $CONF --cgroup-root=/tmp/cgf --check > $RESULTS/check-hybrid.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/check-hybrid.rc
 """, kernel="stock", files={"strict.conf": strict})
+    # hybrid: a reboot is the advice, never a cgroup2 mount over the v1 tree,
+    # and the self-check fails
+    hybrid = res.text("doctor-hybrid.txt")
+    assert res.text("doctor-hybrid.rc").strip() == "1", hybrid
+    assert "hybrid cgroups" in hybrid and "systemd.unified_cgroup_hierarchy=1" in hybrid, hybrid
+    assert "mount -t cgroup2" not in hybrid, hybrid
+    assert res.text("check-hybrid.rc").strip() == "5", res.text("check-hybrid.txt")
+    assert "hybrid cgroups" in res.text("check-hybrid.txt")
     # degraded operation is allowed by default: a warning that says why
     doctor = res.text("doctor.txt")
     assert res.text("doctor.rc").strip() == "0"

@@ -144,8 +144,16 @@ static void check_kernel(struct ctl *c, struct coredam_kernel_support *k)
 static void check_cgroup(struct ctl *c, const struct coredam_kernel_support *k)
 {
 	_cleanup_close_ int rootfd = -1;
+	struct coredam_cg_layout l;
+	char advice[2 * PATH_MAX + 400];
 	int r;
 
+	/* hybrid and legacy machines need a reboot, not a mount over their v1 tree */
+	if (coredam_cg_layout(c->roots.proc, c->roots.cgroup, &l) == 0 &&
+	    coredam_cg_layout_advice(&l, c->roots.cgroup, advice, sizeof(advice))) {
+		report(2, "%s", advice);
+		return;
+	}
 	r = open_dir_at(AT_FDCWD, c->roots.cgroup, &rootfd);
 	if (r < 0 || faccessat(rootfd, "cgroup.controllers", F_OK, 0) < 0) {
 		report(2, "cgroup v2 is not mounted at %s (mount -t cgroup2 none %s)", c->roots.cgroup, c->roots.cgroup);

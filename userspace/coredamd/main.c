@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "control.h"
+#include "fileio.h"
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
@@ -207,13 +209,29 @@ static int core_pattern_switch(struct agent *a, const char *mode)
 /* --check, after the kernel's: cgroup v2 and the devices. */
 static int self_check(struct agent *a)
 {
-	char path[PATH_MAX];
+	static const char *const needed[] = { "io", "memory" };
+	char path[PATH_MAX], advice[2 * PATH_MAX + 400];
+	_cleanup_free_ char *avail = NULL;
+	struct coredam_cg_layout l;
+	int r;
 
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", a->roots.cgroup);
-	if (access(path, R_OK) < 0) {
-		log_error("%s: %m (cgroup v2 not mounted at %s)", path, a->roots.cgroup);
+	if (coredam_cg_layout(a->roots.proc, a->roots.cgroup, &l) == 0 &&
+	    coredam_cg_layout_advice(&l, a->roots.cgroup, advice, sizeof(advice))) {
+		log_error("%s", advice);
 		return EXIT_CGROUP;
 	}
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", a->roots.cgroup);
+	r = read_file_at(AT_FDCWD, path, 4096, &avail);
+	if (r < 0) {
+		log_error_errno(r, "%s: %m (cgroup v2 not mounted at %s)", path, a->roots.cgroup);
+		return EXIT_CGROUP;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(needed); i++)
+		if (!coredam_word_in(avail, needed[i])) {
+			log_error("%s lacks the %s controller: the dump cgroup cannot be limited (bound to a "
+				  "cgroup v1 hierarchy, or not built into the kernel)", path, needed[i]);
+			return EXIT_CGROUP;
+		}
 	agent_resolve_devices(a);
 	log_info("self-check passed: configuration %s valid", a->config_file);
 	return EXIT_OK;

@@ -62,6 +62,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_destination(&roots, "/");
 	if (coredam_cg2_mount(proc, buf, sizeof(buf)) == 0)
 		FUZZ_CHECK(strlen(buf) < sizeof(buf));
+	{
+		struct coredam_cg_layout l;
+		char advice[2 * PATH_MAX + 400];
+
+		if (coredam_cg_layout(proc, "/sys/fs/cgroup", &l) == 0) {
+			FUZZ_CHECK(l.mode <= COREDAM_CG_NONE && strlen(l.v2) < sizeof(l.v2));
+			FUZZ_CHECK((coredam_cg_layout_advice(&l, "/sys/fs/cgroup", advice, sizeof(advice)) == NULL) ==
+				   (l.mode == COREDAM_CG_UNIFIED));
+		}
+	}
 	if (coredam_cg_of_pid(proc, 1, buf, sizeof(buf)) == 0)
 		FUZZ_CHECK(strlen(buf) < sizeof(buf));
 	{

@@ -186,7 +186,7 @@ int coredam_cg_open(int rootfd, const char *path, bool create, int *ret_fd)
 	return 0;
 }
 
-static bool word_in(const char *list, const char *word)
+bool coredam_word_in(const char *list, const char *word)
 {
 	size_t wl = strlen(word);
 
@@ -266,9 +266,9 @@ int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_c
 			for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
 				char cmd[32], msg[200];
 
-				if (word_in(enabled, ctrls[i]))
+				if (coredam_word_in(enabled, ctrls[i]))
 					continue;
-				if (!word_in(avail, ctrls[i])) {
+				if (!coredam_word_in(avail, ctrls[i])) {
 					snprintf(msg, sizeof(msg),
 						 "controller \"%s\" is not available here (not in cgroup.controllers: enable +%s in the parent's cgroup.subtree_control or delegate it)",
 						 ctrls[i], ctrls[i]);
@@ -486,6 +486,99 @@ int coredam_cg2_mount(const char *proc_root, char *buf, size_t size)
 		return xsnprintf(buf, size, "%s", mnt) < 0 ? -ENAMETOOLONG : 0;
 	}
 	return -ENOENT;
+}
+
+/* The mount point (unescaped) and file system type of one mountinfo line. */
+static bool mountinfo_line(const char *line, size_t len, char mnt[static PATH_MAX], char fstype[static 64])
+{
+	char buf[PATH_MAX + 512];
+	const char *sep;
+
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	/* id parent maj:min root mountpoint options ... - fstype source superopts */
+	sep = strstr(buf, " - ");
+	if (!sep || sscanf(buf, "%*s %*s %*s %*s %4095s", mnt) != 1 || sscanf(sep + 3, "%63s", fstype) != 1)
+		return false;
+	unescape_octal(mnt);
+	return true;
+}
+
+void coredam_cg_layout_parse(const char *mountinfo, const char *root, struct coredam_cg_layout *ret)
+{
+	struct coredam_cg_layout l = { .mode = COREDAM_CG_NONE };
+	bool v2_at_root = false;
+
+	for (const char *p = mountinfo; *p;) {
+		const char *end = strchrnul(p, '\n');
+		char mnt[PATH_MAX], fstype[64];
+
+		if (mountinfo_line(p, (size_t)(end - p), mnt, fstype)) {
+			if (strcmp(fstype, "cgroup") == 0) {
+				l.n_v1++;
+			} else if (strcmp(fstype, "cgroup2") == 0 && (!l.v2[0] || strcmp(mnt, root) == 0)) {
+				snprintf(l.v2, sizeof(l.v2), "%s", mnt);
+				v2_at_root = v2_at_root || strcmp(mnt, root) == 0;
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (v2_at_root)
+		l.mode = COREDAM_CG_UNIFIED;
+	else if (l.n_v1 && l.v2[0])
+		l.mode = COREDAM_CG_HYBRID;
+	else if (l.n_v1)
+		l.mode = COREDAM_CG_LEGACY;
+	else if (l.v2[0])
+		l.mode = COREDAM_CG_ELSEWHERE;
+	*ret = l;
+}
+
+int coredam_cg_layout(const char *proc_root, const char *root, struct coredam_cg_layout *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	r = xsnprintf(path, sizeof(path), "%s/self/mountinfo", proc_root);
+	if (r < 0)
+		return r;
+	r = read_file_at(AT_FDCWD, path, 4 << 20, &text);
+	if (r < 0)
+		return r;
+	coredam_cg_layout_parse(text, root, ret);
+	return 0;
+}
+
+const char *coredam_cg_layout_advice(const struct coredam_cg_layout *l, const char *root, char *buf,
+				     size_t size)
+{
+	switch (l->mode) {
+	case COREDAM_CG_UNIFIED:
+		return NULL;
+	case COREDAM_CG_HYBRID:
+		(void)snprintf(buf, size,
+			       "hybrid cgroups: %u cgroup v1 hierarchies hold the controllers, cgroup v2 at %s has "
+			       "none (io and memory cannot be enabled there); boot with "
+			       "systemd.unified_cgroup_hierarchy=1 (do not mount cgroup2 over %s: it would hide the "
+			       "v1 tree systemd uses)", l->n_v1, l->v2, root);
+		break;
+	case COREDAM_CG_LEGACY:
+		(void)snprintf(buf, size,
+			       "cgroup v1 only (%u hierarchies): coredam needs cgroup v2; boot with "
+			       "systemd.unified_cgroup_hierarchy=1", l->n_v1);
+		break;
+	case COREDAM_CG_ELSEWHERE:
+		(void)snprintf(buf, size, "cgroup v2 is mounted at %s, not at %s: pass --cgroup-root=%s", l->v2, root,
+			       l->v2);
+		break;
+	case COREDAM_CG_NONE:
+		(void)snprintf(buf, size, "no cgroup file system is mounted: mount -t cgroup2 none %s", root);
+		break;
+	}
+	return buf;
 }
 
 int coredam_cg_attach(int cgfd, pid_t pid)

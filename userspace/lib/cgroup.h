@@ -68,8 +68,37 @@ int coredam_cg_read_procs(int cgfd, pid_t **ret, size_t *ret_n);
 /* "populated" of cgroup.events */
 int coredam_cg_populated(int cgfd, bool *ret);
 
+/* @word is one of the white-space separated words of @list (cgroup.controllers, ...). */
+bool coredam_word_in(const char *list, const char *word);
+
 /* The cgroup v2 mount point, from <proc>/self/mountinfo (the first one). */
 int coredam_cg2_mount(const char *proc_root, char *buf, size_t size);
+
+/* How the machine mounts cgroups, seen from the cgroup root coredam uses. */
+enum coredam_cg_mode {
+	COREDAM_CG_UNIFIED,	/* cgroup v2 at the root: what coredam needs */
+	COREDAM_CG_HYBRID,	/* v1 hierarchies hold the controllers, v2 beside them (systemd's "hybrid") */
+	COREDAM_CG_LEGACY,	/* cgroup v1 only */
+	COREDAM_CG_ELSEWHERE,	/* cgroup v2 alone, mounted somewhere else than the root */
+	COREDAM_CG_NONE,	/* no cgroup file system at all */
+};
+
+struct coredam_cg_layout {
+	enum coredam_cg_mode mode;
+	char v2[PATH_MAX];	/* the first cgroup v2 mount point, "" if none */
+	unsigned int n_v1;	/* cgroup v1 hierarchies mounted */
+};
+
+/* Pure: the layout from the text of a mountinfo file, for a cgroup root @root (e.g. /sys/fs/cgroup). */
+void coredam_cg_layout_parse(const char *mountinfo, const char *root, struct coredam_cg_layout *ret);
+/* The same from <proc>/self/mountinfo. */
+int coredam_cg_layout(const char *proc_root, const char *root, struct coredam_cg_layout *ret);
+/*
+ * What an operator should do about @l, for coredam's cgroup root @root, or
+ * NULL when nothing is wrong (unified).
+ */
+const char *coredam_cg_layout_advice(const struct coredam_cg_layout *l, const char *root, char *buf,
+				     size_t size);
 
 /* Move @pid into the cgroup @cgfd (one write() to cgroup.procs). */
 int coredam_cg_attach(int cgfd, pid_t pid);

@@ -262,3 +262,51 @@ TEST(pipe_cgroup_helpers)
 		close(root);
 	}
 }
+
+/* mountinfo lines as Debian 12 and Debian 11 with systemd's hybrid setting write them */
+#define MI_ROOT "22 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+#define MI_V2 "30 24 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+#define MI_TMPFS "30 24 0:26 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:4 - tmpfs tmpfs ro,mode=755\n"
+#define MI_UNIFIED "31 30 0:27 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:5 - cgroup2 cgroup2 rw\n"
+#define MI_V1(n, c) "3" #n " 30 0:3" #n " / /sys/fs/cgroup/" c " rw,nosuid,nodev,noexec,relatime shared:1" #n " - cgroup cgroup rw," c "\n"
+
+TEST(cgroup_layout_unified_hybrid_legacy)
+{
+	struct coredam_cg_layout l;
+	char advice[2 * PATH_MAX + 400];
+
+	coredam_cg_layout_parse(MI_ROOT MI_V2, "/sys/fs/cgroup", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_UNIFIED);
+	CHECK_STREQ(l.v2, "/sys/fs/cgroup");
+	CHECK(coredam_cg_layout_advice(&l, "/sys/fs/cgroup", advice, sizeof(advice)) == NULL);
+
+	coredam_cg_layout_parse(MI_ROOT MI_TMPFS MI_UNIFIED MI_V1(2, "memory") MI_V1(3, "blkio"), "/sys/fs/cgroup", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_HYBRID);
+	CHECK_EQ_INT(l.n_v1, 2);
+	CHECK_STREQ(l.v2, "/sys/fs/cgroup/unified");
+	CHECK(coredam_cg_layout_advice(&l, "/sys/fs/cgroup", advice, sizeof(advice)) != NULL);
+	/* the advice is a reboot, never a mount over the v1 tree */
+	CHECK(strstr(advice, "systemd.unified_cgroup_hierarchy=1") && !strstr(advice, "mount -t"));
+
+	coredam_cg_layout_parse(MI_ROOT MI_TMPFS MI_V1(2, "memory"), "/sys/fs/cgroup", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_LEGACY);
+	CHECK(strstr(coredam_cg_layout_advice(&l, "/sys/fs/cgroup", advice, sizeof(advice)), "v1 only"));
+
+	/* v2 alone, elsewhere (a space in the path comes escaped) */
+	coredam_cg_layout_parse(MI_ROOT "40 22 0:40 / /mnt/cg\\0402 rw - cgroup2 none rw\n", "/sys/fs/cgroup", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_ELSEWHERE);
+	CHECK_STREQ(l.v2, "/mnt/cg 2");
+	CHECK(strstr(coredam_cg_layout_advice(&l, "/sys/fs/cgroup", advice, sizeof(advice)), "--cgroup-root=/mnt/cg 2"));
+	/* ... which is the root when it is pointed there */
+	coredam_cg_layout_parse(MI_ROOT "40 22 0:40 / /mnt/cg\\0402 rw - cgroup2 none rw\n", "/mnt/cg 2", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_UNIFIED);
+
+	coredam_cg_layout_parse(MI_ROOT, "/sys/fs/cgroup", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_NONE);
+	CHECK(strstr(coredam_cg_layout_advice(&l, "/sys/fs/cgroup", advice, sizeof(advice)), "mount -t cgroup2"));
+	/* garbage, a line without its separator, no newline at the end */
+	coredam_cg_layout_parse("x\n\n1 2 3 4 /sys/fs/cgroup rw cgroup2\n" MI_V2 "junk", "/sys/fs/cgroup", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_UNIFIED);
+	coredam_cg_layout_parse("", "/sys/fs/cgroup", &l);
+	CHECK_EQ_INT(l.mode, COREDAM_CG_NONE);
+}
