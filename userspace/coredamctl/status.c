@@ -145,7 +145,7 @@ static void print_agent(struct ctl_status *s)
 
 			if (ctl_agent_get(s, "write_bps", v, sizeof(v)))
 				w = strtoull(v, NULL, 10);
-			printf("Budget:       write %s/s, ", w ? format_size(b1, sizeof(b1), w) : "unlimited");
+			printf("Budget:       write %s, ", w ? format_rate(b1, sizeof(b1), w) : "unlimited");
 		}
 		printf("%s at once, queue cap %s, wait timeout %s ms\n",
 		       ctl_agent_get(s, "concurrency", v, sizeof(v)) ?: "?",
@@ -213,12 +213,12 @@ static void print_dumps(struct ctl_status *s)
 	char b1[16], b2[16], e[COREDAM_ESCAPE_SIZE(sizeof(s->core_pattern))];
 
 	if (s->n_dumps) {
-		printf("\n%8s  %-8s  %10s  %10s  %s\n", "PID", "STATE", "WRITTEN", "RATE", "EXECUTABLE");
+		printf("\n%8s  %-8s  %10s  %11s  %s\n", "PID", "STATE", "WRITTEN", "RATE", "EXECUTABLE");
 		for (size_t i = 0; i < s->n_dumps; i++)
-			printf("%8d  %-8s  %10s  %8s/s  %s\n", (int)s->dumps[i].pid,
+			printf("%8d  %-8s  %10s  %11s  %s\n", (int)s->dumps[i].pid,
 			       coredam_dump_state_str(s->dumps[i].state),
 			       format_size(b1, sizeof(b1), s->dumps[i].write_bytes),
-			       format_size(b2, sizeof(b2), (uint64_t)s->rates[i]),
+			       format_rate(b2, sizeof(b2), (uint64_t)s->rates[i]),
 			       coredam_dump_name(&s->dumps[i], 0, e, sizeof(e)));
 	}
 }

@@ -53,9 +53,9 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 			wbps = strtoull(v, NULL, 10);
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
-		printf("coredam  mode %s  budget %s/s x %s  pressure %s\n",
+		printf("coredam  mode %s  budget %s x %s  pressure %s\n",
 		       ctl_agent_get(&s, "mode", v, sizeof(v)) ?: "(agent not running)",
-		       wbps ? format_size(b1, sizeof(b1), wbps) : "unlimited",
+		       wbps ? format_rate(b1, sizeof(b1), wbps) : "unlimited",
 		       ctl_agent_get(&s, "concurrency", b2, sizeof(b2)) ?: "?",
 		       ctl_agent_get(&s, "foreground_pressure", pb, sizeof(pb)) ?: "-");
 		if (s.have_stats)
@@ -70,10 +70,10 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 			largest = MAX(largest, s.dumps[i].write_bytes);
 		for (size_t i = 0; i < s.n_dumps; i++) {
 			bar(pb, 30, (double)s.dumps[i].write_bytes / (double)largest);
-			printf("%7d %-8s [%s] %9s %9s/s %s\n", (int)s.dumps[i].pid,
+			printf("%7d %-8s [%s] %9s %11s %s\n", (int)s.dumps[i].pid,
 			       coredam_dump_state_str(s.dumps[i].state), pb,
 			       format_size(b1, sizeof(b1), s.dumps[i].write_bytes),
-			       format_size(b2, sizeof(b2), (uint64_t)s.rates[i]),
+			       format_rate(b2, sizeof(b2), (uint64_t)s.rates[i]),
 			       coredam_dump_name(&s.dumps[i], 0, e, sizeof(e)));
 		}
 		if (!s.n_dumps)

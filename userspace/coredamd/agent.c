@@ -576,10 +576,15 @@ void agent_budget_reset(struct agent *a)
 
 static void log_config(struct agent *a)
 {
-	char w[16];
+	char w[24];
 
+	/* key=value fields carry numbers: bytes a second, or max */
+	if (a->cfg.write_bps)
+		snprintf(w, sizeof(w), "%" PRIu64, a->cfg.write_bps);
+	else
+		snprintf(w, sizeof(w), "max");
 	log_info("config mode=%s cgroup=%s write_bps=%s concurrency=%u queue_cap=%u wait_timeout_ms=%" PRIu64,
-		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, a->cfg.write_bps ? format_size(w, sizeof(w), a->cfg.write_bps) : "max",
+		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, w,
 		 a->cfg.concurrency, a->cfg.queue_cap, a->cfg.wait_timeout_usec / 1000);
 }
 

@@ -68,6 +68,7 @@ static void check_sizes(const char *s)
 			continue;
 		check_fraction(s, bases[i], v);
 		format_size(buf, sizeof(buf), v);
+		format_rate(buf, sizeof(buf), v);
 		FUZZ_CHECK(strlen(buf) < sizeof(buf) - 1);
 	}
 }

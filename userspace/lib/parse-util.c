@@ -158,19 +158,30 @@ int parse_bool(const char *s, bool *ret)
 	return -EINVAL;
 }
 
-const char *format_size(char *buf, size_t size, uint64_t v)
+/* @v in @base with one decimal: "512B", "9.5Mi" + @unit, "10.0M" + @unit. */
+static const char *format_scaled(char *buf, size_t size, uint64_t v, double base, const char *unit)
 {
 	static const char units[] = "KMGT";
 	double d = (double)v;
 	int u = -1;
 
-	while (d >= 1024.0 && u < 3) {
-		d /= 1024.0;
+	while (d >= base && u < 3) {
+		d /= base;
 		u++;
 	}
 	if (u < 0)
-		snprintf(buf, size, "%" PRIu64 "B", v);
+		snprintf(buf, size, "%" PRIu64 "%s", v, unit);
 	else
-		snprintf(buf, size, "%.1f%c", d, units[u]);
+		snprintf(buf, size, "%.1f%c%s%s", d, units[u], base == 1024.0 ? "i" : "", unit);
 	return buf;
+}
+
+const char *format_size(char *buf, size_t size, uint64_t v)
+{
+	return format_scaled(buf, size, v, 1024.0, "B");
+}
+
+const char *format_rate(char *buf, size_t size, uint64_t bps)
+{
+	return format_scaled(buf, size, bps, 1000.0, "B/s");
 }

@@ -68,3 +68,18 @@ TEST(parse_numbers_bools)
 	CHECK(parse_bool("off", &b) == 0 && !b);
 	CHECK(parse_bool("maybe", &b) == -EINVAL);
 }
+
+/* Sizes for people in IEC units, rates in the base the configuration reads them in. */
+TEST(format_size_and_rate)
+{
+	char b[24];
+
+	CHECK_STREQ(format_size(b, sizeof(b), 512), "512B");
+	CHECK_STREQ(format_size(b, sizeof(b), 10000000), "9.5MiB");
+	CHECK_STREQ(format_size(b, sizeof(b), 1ULL << 30), "1.0GiB");
+	/* WriteBandwidth=10M is 10000000 bytes a second, and shows so */
+	CHECK_STREQ(format_rate(b, sizeof(b), 10000000), "10.0MB/s");
+	CHECK_STREQ(format_rate(b, sizeof(b), 999), "999B/s");
+	CHECK_STREQ(format_rate(b, sizeof(b), 1500), "1.5KB/s");
+	CHECK_STREQ(format_size(b, sizeof(b), UINT64_MAX), "16777216.0TiB");
+}
