@@ -268,9 +268,9 @@ static void apply_space(struct agent *a, const struct coredam_tick_in *in, const
 	if (out->space == COREDAM_SPACE_LOW) {
 		a->m.space_low_episodes++;
 		log_warning("destination %s below its free-space floor (%" PRIu64 " < %" PRIu64
-			    " bytes) event=space-low: %s",
+			    " bytes), %s event=space-low",
 			    a->dest, in->space.free_bytes, in->space.floor_bytes,
-			    a->kern.core_max_concurrency ? "admission squeezed (1 writing, none waiting); further dumps are skipped and counted"
+			    a->kern.core_max_concurrency ? "admission squeezed (1 writing, none waiting): further dumps are skipped and counted"
 							 : "this kernel cannot pause dumps: warning only");
 	} else if (out->space == COREDAM_SPACE_OK) {
 		log_info("destination %s back above its free-space floor event=space-ok", a->dest);

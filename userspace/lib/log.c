@@ -93,13 +93,58 @@ static size_t journal_field(struct iovec *iov, char *head, size_t headsize, uint
 	return n;
 }
 
-/* One record: MESSAGE=, PRIORITY=, SYSLOG_IDENTIFIER= and the COREDAM_ fields of @msg. */
+/*
+ * Every kind of event the programs log ("event=NAME" in the message), with
+ * the MESSAGE_ID its journal records carry, so that journalctl
+ * MESSAGE_ID=... finds one kind across versions and wordings. An ID never
+ * changes; a new event gets a new one. docs/agent.md lists them.
+ */
+static const struct {
+	const char *event, *id;
+} log_events[] = {
+	{ "budget", "05fdb23647be415ab401c45b41f82d5b" },
+	{ "cgroup-lost", "b015d9d7ec204d58b01d09a0138984cb" },
+	{ "cgroup-ready", "0ee75fcf00e14404b7b64dd2bb70cdb8" },
+	{ "cgroup-recreated", "295a4316d07e4cb3b5026c4776cb076c" },
+	{ "core-pattern-changed", "26278fea0cd046219fac1e479b5855ba" },
+	{ "core-pattern-restored", "cefc191da08d41099dee0e721f19630a" },
+	{ "device-resolved", "a981117737404d5d953e14477075b69e" },
+	{ "dump-admitted", "4af64dba656541f688bd3526004389b5" },
+	{ "dump-end", "6160d3c4fbee470995d27901fdf5bd30" },
+	{ "dump-start", "6ea78632667d4e59aa5725e0755de8f0" },
+	{ "incomplete-marked", "1806eabee58648e9bf0b2570851c6afb" },
+	{ "io-max-restored", "876e1ee372f74a278a16ca0b1c0a95be" },
+	{ "kernel-leaf", "b2fe586f01b24e0f90038e2a73bce482" },
+	{ "pipe-helper", "8a9c91abd6c847aa90c71a4a8d5fdbdc" },
+	{ "pressure-source", "695943733e2343e1a4a0b1427ec651eb" },
+	{ "ready", "fbbfb22a23bd472ba82c75a731b8661e" },
+	{ "reload-failed", "8c88551ff2174d279a85e2a580307008" },
+	{ "reloaded", "207f6df8c15f403286bb0f95bb0e4707" },
+	{ "set", "9cd28f92f39b4559bb29409ddfff3dd5" },
+	{ "space-low", "3996a24d14144a4ebb8a4554f962ac77" },
+	{ "space-ok", "24db1b86426147f0b17d3c321a32e542" },
+	{ "sysctls-restored", "9a729a0945d0413ba87caf6b96f40b9e" },
+};
+
+const char *log_message_id(const char *event)
+{
+	for (size_t i = 0; i < ELEMENTSOF(log_events); i++)
+		if (strcmp(log_events[i].event, event) == 0)
+			return log_events[i].id;
+	return NULL;
+}
+
+/*
+ * One record: MESSAGE=, PRIORITY=, SYSLOG_IDENTIFIER=, the COREDAM_ fields
+ * of @msg, and MESSAGE_ID= of its event.
+ */
 static int journal_send(int prio, const char *msg)
 {
 	struct coredam_log_field f[MAX_FIELDS];
-	struct iovec iov[4 * (3 + MAX_FIELDS)];
-	char heads[3 + MAX_FIELDS][sizeof(f[0].name) + 24], pr[4];
-	uint64_t lens[3 + MAX_FIELDS];
+	struct iovec iov[4 * (4 + MAX_FIELDS)];
+	char heads[4 + MAX_FIELDS][sizeof(f[0].name) + 24], pr[4];
+	uint64_t lens[4 + MAX_FIELDS];
+	const char *id = NULL;
 	size_t n = coredam_log_fields(msg, f, MAX_FIELDS), k = 0, h = 0;
 	struct msghdr mh = { .msg_iov = iov };
 
@@ -110,8 +155,13 @@ static int journal_send(int prio, const char *msg)
 	k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "MESSAGE", msg), h++;
 	k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "PRIORITY", pr), h++;
 	k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "SYSLOG_IDENTIFIER", program), h++;
-	for (size_t i = 0; i < n; i++, h++)
+	for (size_t i = 0; i < n; i++, h++) {
 		k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], f[i].name, f[i].value);
+		if (strcmp(f[i].name, "COREDAM_EVENT") == 0)
+			id = log_message_id(f[i].value);
+	}
+	if (id)
+		k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "MESSAGE_ID", id), h++;
 	mh.msg_iovlen = k;
 	if (sendmsg(journal_fd, &mh, MSG_NOSIGNAL) < 0)
 		return -errno;

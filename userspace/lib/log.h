@@ -42,6 +42,8 @@ void log_setup(const char *program, enum log_target target);
 
 /* Open what the target writes to (/dev/kmsg, the journal's socket) now: before a sandbox takes the way there. */
 void log_open(void);
+/* The journal's MESSAGE_ID= of an event kind ("ready", "dump-end", ...), NULL if unknown. */
+const char *log_message_id(const char *event);
 
 int log_internal(int prio, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

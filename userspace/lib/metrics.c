@@ -46,6 +46,59 @@ static void metric_u(struct out *w, const char *name, const char *type, const ch
 	     type, name, v);
 }
 
+/* The kernel's skip and failure reasons: one family each, a "reason" label a counter. */
+static const struct reason {
+	int stat;
+	bool failed;
+	const char *label;
+} reasons[] = {
+	{ COREDAM_STAT_SKIPPED_FULL, false, "full" },
+	{ COREDAM_STAT_SKIPPED_TIMEOUT, false, "timeout" },
+	{ COREDAM_STAT_SKIPPED_KILLED, false, "killed" },
+	{ COREDAM_STAT_SKIPPED_PIPE_LIMIT, false, "pipe_limit" },
+	{ COREDAM_STAT_FAILED_OPEN, true, "open" },
+	{ COREDAM_STAT_FAILED_SETUP, true, "setup" },
+	{ COREDAM_STAT_FAILED_LIMIT, true, "limit" },
+	{ COREDAM_STAT_FAILED_KILLED, true, "killed" },
+	{ COREDAM_STAT_FAILED_WRITE, true, "write" },
+	{ COREDAM_STAT_FAILED_IO, true, "io" },
+};
+
+static bool by_reason(int stat)
+{
+	if (stat == COREDAM_STAT_FAILED)
+		return true;	/* the sum of its reasons */
+	for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
+		if (reasons[i].stat == stat)
+			return true;
+	return false;
+}
+
+static void reason_families(struct out *w, const struct coredam_stats *st)
+{
+	uint64_t known = 0;
+
+	emit(w, "# HELP coredam_dumps_skipped_total Dumps skipped, by reason: full (core_max_waiting dumps "
+		"waited), timeout (core_wait_timeout_ms), killed (while waiting), pipe_limit (admitted, over "
+		"core_pipe_limit) (kernel).\n# TYPE coredam_dumps_skipped_total counter\n");
+	for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
+		if (!reasons[i].failed)
+			emit(w, "coredam_dumps_skipped_total{reason=\"%s\"} %" PRIu64 "\n", reasons[i].label,
+			     st->v[reasons[i].stat]);
+	emit(w, "# HELP coredam_dumps_failed_total Admitted dumps that ended without a complete core, by "
+		"reason: open (the core file), setup (memory, helper, name), limit (RLIMIT_CORE), killed, write "
+		"(disk full, helper gone), io (writeback), other (a reason this agent does not know) (kernel)."
+		"\n# TYPE coredam_dumps_failed_total counter\n");
+	for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
+		if (reasons[i].failed) {
+			emit(w, "coredam_dumps_failed_total{reason=\"%s\"} %" PRIu64 "\n", reasons[i].label,
+			     st->v[reasons[i].stat]);
+			known += st->v[reasons[i].stat];
+		}
+	emit(w, "coredam_dumps_failed_total{reason=\"other\"} %" PRIu64 "\n",
+	     st->v[COREDAM_STAT_FAILED] > known ? st->v[COREDAM_STAT_FAILED] - known : 0);
+}
+
 int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t size)
 {
 	static const char *const help[COREDAM_STATS_N] = {
@@ -73,12 +126,18 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 	};
 	struct out w = { .buf = buf, .size = size };
 
+	emit(&w, "# HELP coredam_build_info The agent's version (label), value 1.\n"
+		 "# TYPE coredam_build_info gauge\ncoredam_build_info{version=\"%s\"} 1\n", COREDAM_VERSION);
 	metric_u(&w, "kernel_support", "gauge", "1 if the kernel has every coredam knob.", m->kernel_full);
-	/* one metric per kernel counter, named after it */
+	/* one metric per kernel counter, named after it; skips and failures by reason */
+	if (m->have_stats)
+		reason_families(&w, &m->stats);
 	for (int i = 0; m->have_stats && i < COREDAM_STATS_N; i++) {
 		bool gauge = i == COREDAM_STAT_ACTIVE || i == COREDAM_STAT_WAITING || i == COREDAM_STAT_OVERTIME;
 		char name[64];
 
+		if (by_reason(i))
+			continue;
 		if (i == COREDAM_STAT_BYTES)
 			snprintf(name, sizeof(name), "dump_bytes_total");
 		else

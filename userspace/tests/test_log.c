@@ -29,11 +29,18 @@ TEST(log_journal_record)
 	CHECK(strstr(buf, "\nSYSLOG_IDENTIFIER=coredam-test\n") != NULL);
 	CHECK(strstr(buf, "\nCOREDAM_EVENT=dump-end\n") != NULL);
 	CHECK(strstr(buf, "\nCOREDAM_PID=42\n") != NULL);
+	/* the event's kind, for journalctl MESSAGE_ID= */
+	CHECK(strstr(buf, "\nMESSAGE_ID=6160d3c4fbee470995d27901fdf5bd30\n") != NULL);
+	CHECK_STREQ(log_message_id("dump-end"), "6160d3c4fbee470995d27901fdf5bd30");
+	CHECK(log_message_id("no-such-event") == NULL);
 
 	/* a newline in a value: the binary form, "NAME\n", 64-bit length, value, "\n" */
 	log_info("two\nlines");
 	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 	CHECK(n > 8 + 9 && memcmp(buf, "MESSAGE\n\x09\0\0\0\0\0\0\0two\nlines\n", 8 + 8 + 9 + 1) == 0);
+	/* no event, no MESSAGE_ID */
+	buf[n > 0 ? n - 1 : 0] = '\0';
+	CHECK(memmem(buf, (size_t)n, "MESSAGE_ID=", 11) == NULL);
 
 	/* above the level: nothing sent, and the error still comes back */
 	CHECK_EQ_INT(log_debug_errno(-EIO, "not shown"), -EIO);
