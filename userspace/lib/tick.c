@@ -24,13 +24,17 @@ static void decide_cgroup(const struct coredam_tick_in *in, struct coredam_tick_
 	out->setup_cgroup = true;
 }
 
-/* A new core_pattern may name another disk; an io.max someone else wrote is put back. */
-static void decide_io(const struct coredam_tick_in *in, struct coredam_tick_out *out)
+/*
+ * A new core_pattern may name another disk; an io.max someone else wrote is
+ * put back. A removed cgroup has no io.max to read: setting it up writes it.
+ */
+static void decide_io(const struct coredam_tick_in *in, const struct coredam_tick_state *st,
+		      struct coredam_tick_out *out)
 {
 	if (in->pattern_changed) {
 		out->resolve_devices = true;
 		out->apply_io = true;
-	} else if (!in->io_in_force) {
+	} else if (!in->io_in_force && !st->cg_lost) {
 		out->io_restored = true;
 		out->apply_io = true;
 	}
@@ -127,7 +131,7 @@ void coredam_tick_decide(const struct coredam_config *cfg, const struct coredam_
 	struct coredam_tick_out out = { 0 };
 
 	decide_cgroup(in, st, &out);
-	decide_io(in, &out);
+	decide_io(in, st, &out);
 	decide_disk(cfg, in, st, params, &out);
 	decide_budget(cfg, in, params, budget, &out);
 	decide_space(in, st, &out);

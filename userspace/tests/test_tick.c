@@ -70,14 +70,17 @@ TEST(tick_cgroup_removed_is_set_up_again_every_5s)
 
 	tick_init(&t, COREDAM_MODE_FIXED);
 	t.in.cgroup_gone = true;
+	t.in.io_in_force = false;	/* there is no io.max to read: not "changed by someone" */
 	o = tick_run(&t, SEC);
 	CHECK(o->cgroup_lost && o->setup_cgroup);
+	CHECK(!o->io_restored && !o->apply_io);
 	/* setting it up failed: the agent keeps st.cg_lost, and reads no more "gone" */
 	t.in.cgroup_gone = false;
 	for (int i = 1; i < 5; i++) {
 		o = tick_run(&t, SEC);
-		CHECK(!o->cgroup_lost && !o->setup_cgroup);
+		CHECK(!o->cgroup_lost && !o->setup_cgroup && !o->io_restored);
 	}
+	t.in.io_in_force = true;
 	o = tick_run(&t, SEC);
 	CHECK(!o->cgroup_lost && o->setup_cgroup);
 	/* it worked; removed again later: at once */
