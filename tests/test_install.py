@@ -32,7 +32,7 @@ def test_install_follows_the_paths_and_uninstall_removes_it(tmp_path):
     for f in ["usr/local/sbin/coredamd", "usr/local/bin/coredamctl",
               "usr/local/lib/cd/coredam/coredam-pipe", "usr/local/etc/coredam/coredam.conf",
               "usr/local/lib/systemd/system/coredamd.service",
-              "usr/local/share/man/man8/coredamctl.8"]:
+              "usr/local/share/man/man1/coredamctl.1"]:
         assert f in installed, installed
     assert not [f for f in installed if not f.startswith("usr/local/")], installed
 

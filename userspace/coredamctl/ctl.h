@@ -13,7 +13,7 @@
 #include "roots.h"
 #include "sysctl.h"
 
-/* Exit codes, documented in coredamctl(8). */
+/* Exit codes, documented in coredamctl(1). */
 enum {
 	CTL_EXIT_OK = 0,
 	CTL_EXIT_FAIL = 1,	/* the request failed, or doctor found a problem */
