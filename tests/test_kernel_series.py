@@ -970,9 +970,12 @@ stats > $RESULTS/during
 ( end=$(( $(now_ms) + 20000 )); while [ $(now_ms) -lt $end ]; do :; done ) &
 wait $!
 cut -d' ' -f1 /proc/loadavg > $RESULTS/load.busy
-# all at once: a waiter killed as the slot comes to it passes it on
-kill -9 $a $pids
-for p in $a $pids; do wait $p || true; done
+# all in one command, the slot's holder last, so that every waiter has
+# its SIGKILL before the slot is free: a waiter killed as the slot comes
+# to it passes it on. (The holder first would let it end, and its slot go
+# to a waiter not yet signalled, before the shell's next kill().)
+kill -9 $pids $a
+for p in $pids $a; do wait $p || true; done
 wait_field waiting 0
 wait_field active 0
 stats > $RESULTS/after
