@@ -46,7 +46,12 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "coredamctl set %s: \"%s\": empty or contains white space\n", name, value);
 		return CTL_EXIT_USAGE;
 	}
-	if (coredam_ctl_apply_set(&tmp, name, value, err, sizeof(err)) < 0) {
+	/*
+	 * The value alone: how it fits the rest (floor and ceiling, the mode)
+	 * is the running agent's to say, whose settings may differ from the
+	 * files' by earlier runtime changes.
+	 */
+	if (coredam_config_set(&tmp, section, key, value, err, sizeof(err)) < 0) {
 		fprintf(stderr, "coredamctl set %s: %s\n", name, err);
 		return CTL_EXIT_USAGE;
 	}
