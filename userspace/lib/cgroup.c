@@ -458,12 +458,29 @@ static void unescape_octal(char *s)
 	*w = '\0';
 }
 
+/* The mount point (unescaped) and file system type of one mountinfo line. */
+static bool mountinfo_line(const char *line, size_t len, char mnt[static PATH_MAX], char fstype[static 64])
+{
+	_cleanup_free_ char *buf = strndup(line, len);
+	const char *sep;
+
+	if (!buf)
+		return false;
+	/* id parent maj:min root mountpoint options ... - fstype source superopts */
+	sep = strstr(buf, " - ");
+	if (!sep || sscanf(buf, "%*s %*s %*s %*s %4095s", mnt) != 1 || sscanf(sep + 3, "%63s", fstype) != 1)
+		return false;
+	unescape_octal(mnt);
+	return true;
+}
+
 int coredam_cg2_mount(const char *proc_root, char *buf, size_t size)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *line = NULL;
 	char path[PATH_MAX];
 	size_t cap = 0;
+	ssize_t n;
 	int r;
 
 	r = xsnprintf(path, sizeof(path), "%s/self/mountinfo", proc_root);
@@ -472,38 +489,15 @@ int coredam_cg2_mount(const char *proc_root, char *buf, size_t size)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (getline(&line, &cap, f) > 0) {
+	while ((n = getline(&line, &cap, f)) > 0) {
 		char mnt[PATH_MAX], fstype[64];
-		const char *sep = strstr(line, " - ");
 
-		/* id parent maj:min root mountpoint options ... - fstype source superopts */
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-		    sscanf(sep + 3, "%63s", fstype) != 1)
+		if (!mountinfo_line(line, (size_t)n - (line[n - 1] == '\n'), mnt, fstype) ||
+		    strcmp(fstype, "cgroup2") != 0)
 			continue;
-		if (strcmp(fstype, "cgroup2") != 0)
-			continue;
-		unescape_octal(mnt);
 		return xsnprintf(buf, size, "%s", mnt) < 0 ? -ENAMETOOLONG : 0;
 	}
 	return -ENOENT;
-}
-
-/* The mount point (unescaped) and file system type of one mountinfo line. */
-static bool mountinfo_line(const char *line, size_t len, char mnt[static PATH_MAX], char fstype[static 64])
-{
-	char buf[PATH_MAX + 512];
-	const char *sep;
-
-	if (len >= sizeof(buf))
-		return false;
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	/* id parent maj:min root mountpoint options ... - fstype source superopts */
-	sep = strstr(buf, " - ");
-	if (!sep || sscanf(buf, "%*s %*s %*s %*s %4095s", mnt) != 1 || sscanf(sep + 3, "%63s", fstype) != 1)
-		return false;
-	unescape_octal(mnt);
-	return true;
 }
 
 void coredam_cg_layout_parse(const char *mountinfo, const char *root, struct coredam_cg_layout *ret)
