@@ -28,7 +28,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	compile-check selftests initramfs check test test-unit timings-start lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
+	compile-check selftests initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
 
 all: deps userspace guest
 
@@ -172,11 +172,12 @@ test-systemd: kernel rootfs
 # `make test` sets it to 80 minutes from its start unless it is set.
 TEST_DEADLINE := $(shell echo $$(( $$(date +%s) + 80 * 60 )))
 test: export COREDAM_DEADLINE ?= $(TEST_DEADLINE)
-# make test: the unit tests and the two test kernels first, then
-# scripts/test-pipeline.sh overlaps test-vm, test-debug and compile-check
-# and runs the tests marked quiet_machine alone at the end; the same tests
-# as `make test-unit compile-check test-vm test-debug`, in less time.
-test: timings-start test-unit kernel initramfs rootfs
+# make test: scripts/test-pipeline.sh starts compile-check at the lowest
+# priority, builds the unit tests, the two test kernels and the guest
+# images beside it (lane-prepare), overlaps test-vm and test-debug, and
+# runs the tests marked quiet_machine alone at the end; the same tests as
+# `make test-unit compile-check test-vm test-debug`, in less time.
+test: timings-start deps
 	@$(TIMED) pipeline scripts/test-pipeline.sh; rc=$$?; \
 	echo "make test: step times (s), most expensive first (lanes overlap):"; \
 	sort -k2 -n -r $(BUILD)/timings.txt | awk '{ printf "  %-18s %5d%s\n", $$1, $$2, $$3 ? "  (failed)" : "" }'; \
@@ -188,6 +189,7 @@ timings-start:
 # the lanes of scripts/test-pipeline.sh: no prerequisites, since lanes run
 # at the same time and must not rebuild what another lane boots
 LANE_PYTEST := $(PYTEST) -p no:cacheprovider
+lane-prepare: test-unit kernel initramfs rootfs
 lane-vm:
 	$(TIMED) test-vm $(LANE_PYTEST) -m "not quiet_machine and not storm_only" tests $(PYTEST_ARGS)
 lane-debug:

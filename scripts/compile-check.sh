@@ -12,19 +12,21 @@
 # options the argument names (e.g. CONFIG_MEMCG:CONFIG_SYSCTL) turned off
 # together; each must stay off after olddefconfig. The defaults are every
 # configuration in which the series' code compiles differently from the
-# patched VM kernel, each linked once:
-#   CONFIG_COREDUMP=n         fs/coredump.c is not built; its callers'
-#                             stubs are. On the VM kernel's base: it
-#                             changes few objects, so all but about 60
-#                             come from the patched VM kernel's build
-#                             (on the small base about 600 are compiled
-#                             in a run without caches)
+# patched VM kernel, each linked once, in this order:
 #   CONFIG_MEMCG=n, CONFIG_SYSCTL=n   cgroups without the memory
 #                             controller (the #else of the charge) and
 #                             the core_cgroup handler without sysctl; both
 #                             with cgroups on, the only case where either
 #                             differs (CONFIG_PROC_SYSCTL goes with sysctl)
 #   CONFIG_CGROUPS=n          the stubs without cgroups at all
+#   CONFIG_COREDUMP=n         fs/coredump.c is not built; its callers'
+#                             stubs are. On the VM kernel's base: all but
+#                             about 60 of its objects preprocess to what
+#                             the patched VM kernel compiled, so they come
+#                             from the cache (on the small base about 600
+#                             are compiled in a run without caches). Last,
+#                             because `make test` starts this script
+#                             beside the patched kernel's build.
 # CONFIG_BLK_CGROUP=n builds nothing of the series that the last two do
 # not: the series' only code under it is in __inode_attach_wb(), under
 # CONFIG_CGROUP_WRITEBACK, off in both.
@@ -44,7 +46,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/cache.sh"
 options=("$@")
 [[ ${#options[@]} -gt 0 ]] ||
-	options=(vm/CONFIG_COREDUMP CONFIG_MEMCG:CONFIG_SYSCTL:CONFIG_PROC_SYSCTL CONFIG_CGROUPS)
+	options=(CONFIG_MEMCG:CONFIG_SYSCTL:CONFIG_PROC_SYSCTL CONFIG_CGROUPS vm/CONFIG_COREDUMP)
 base=$top/kernel-patch/config/compile-check.config
 vm_base=$top/kernel-patch/config/vm.config
 

@@ -1,21 +1,25 @@
 #!/bin/bash
-# The stages of `make test` after the unit tests and the stock and patched
-# kernels, overlapped so that the machine's two cores are not idle while
+# The stages of `make test`, overlapped so that the machine's two cores
+# are not idle while a kernel links, debootstrap waits on the archive or
 # guests wait on their throttled disks:
 #
+#   lane 3  compile-check, from the start, at the lowest CPU priority (its
+#           session's scheduling group at nice 19, not only its
+#           processes): it takes what the others leave
+#   first   the unit tests, the stock and patched kernels, the initramfs
+#           and the Debian image (make lane-prepare)        (output live)
 #   lane 1  the VM tests on the stock and patched kernels       (output live)
 #   lane 2  the debug kernel, then its VM tests, beside lane 1
-#   lane 3  compile-check, at the lowest CPU priority (its session's
-#           scheduling group at nice 19, not only its processes)
 #   then    the tests marked quiet_machine (latency and time bounds, or
 #           timing they depend on), on both kernels, alone on the machine
 #
 # Every lane runs to its end whatever the others do, or until the run's
 # deadline (COREDAM_DEADLINE, seconds since the epoch), when a lane still
 # running is stopped and counted as failed; the exit status is non-zero if
-# any lane failed. Lanes 2 and 3 log to build/test-logs/ (or
-# COREDAM_PIPELINE_LOGS), copied here when they end. Called by `make test`;
-# MAKE names the make to call.
+# any lane failed. If the first stage fails there is nothing to test:
+# compile-check is stopped and the run fails at once. Lanes 2 and 3 log to
+# build/test-logs/ (or COREDAM_PIPELINE_LOGS), copied here when they end.
+# Called by `make test` (after `make deps`); MAKE names the make to call.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,9 +77,15 @@ finish() {
 }
 
 LANE_NICE=19 lane compile-check "$MAKE" --no-print-directory compile-check
+echo "test-pipeline: compile-check runs beside everything below, at the lowest priority (log in $logs/)"
+if ! m lane-prepare; then
+	echo "test-pipeline: the unit tests, the kernels or the guest images failed: nothing to test; compile-check stopped"
+	exit 1
+fi
+
 lane debug sh -c "'$MAKE' --no-print-directory kernel-debug && '$MAKE' --no-print-directory lane-debug"
 
-echo "test-pipeline: compile-check and the debug kernel's tests run beside these (logs in $logs/)"
+echo "test-pipeline: the debug kernel and its tests run beside these (log in $logs/)"
 m lane-vm
 echo $? > "$logs/vm.rc"
 finish debug

@@ -222,13 +222,34 @@ def test_pipeline_reports_every_lane_and_fails_on_one(tmp_path):
     p = _pipeline(tmp_path, make)
     assert p.returncode == 1, p.stdout + p.stderr
     calls = (tmp_path / "calls").read_text()
-    for target in ["compile-check", "kernel-debug", "lane-debug", "lane-vm",
-                   "lane-quiet-vm"]:
+    for target in ["compile-check", "lane-prepare", "kernel-debug", "lane-debug",
+                   "lane-vm", "lane-quiet-vm"]:
         assert target in calls, calls
     assert "lane-quiet-debug" not in calls
     assert "debug          FAILED (3)" in p.stdout
     assert "vm             passed" in p.stdout
     assert "quiet-debug    FAILED (not run: the debug lane failed)" in p.stdout
+
+
+def test_pipeline_starts_compile_check_first_and_stops_it_when_nothing_can_be_tested(tmp_path):
+    # compile-check starts before the kernels are built, to take what their
+    # links and debootstrap leave of the CPU; when the unit tests, kernels or
+    # images fail, no lane starts and compile-check is stopped at once
+    make = _fake_make(tmp_path, f"compile-check) sleep 1000 & echo $! > {tmp_path}/child; wait;;\n"
+                      f"lane-prepare) while [ ! -s {tmp_path}/child ]; do sleep 0.1; done; exit 2;;\n"
+                      "*) exit 0;;")
+    t0 = time.monotonic()
+    p = _pipeline(tmp_path, make)
+    assert time.monotonic() - t0 < 30
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "nothing to test; compile-check stopped" in p.stdout
+    calls = (tmp_path / "calls").read_text().split("\n")
+    # (lane-prepare ended only once compile-check had started its child)
+    assert sorted(c.split()[-1] for c in calls if c) == ["compile-check", "lane-prepare"], calls
+    child = int((tmp_path / "child").read_text())
+    time.sleep(0.5)
+    assert not Path(f"/proc/{child}").exists() or \
+        Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
 
 
 def test_pipeline_compile_check_yields_to_the_other_lanes(tmp_path):
