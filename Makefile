@@ -59,6 +59,7 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSCTLDIR  ?= $(PREFIX)/lib/sysctl.d
 DATADIR    ?= $(PREFIX)/share
 EXAMPLEDIR ?= $(DATADIR)/doc/coredam/examples
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 # systemd's own helper is where systemd is, whatever PREFIX says
 SYSTEMD_UTILDIR ?= $(or $(shell pkg-config --variable=systemdutildir systemd 2>/dev/null),/usr/lib/systemd)
 SUBST = sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DATADIR@|$(DATADIR)|g' \
@@ -68,7 +69,8 @@ USERSPACE_PATHS = PREFIX=$(PREFIX) SYSCONFDIR=$(SYSCONFDIR) LIBEXECDIR=$(LIBEXEC
 install:
 	@$(MAKE) --no-print-directory -C userspace $(USERSPACE_PATHS) install
 	install -d $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(SYSCTLDIR) \
-		$(DESTDIR)$(DATADIR)/coredam $(DESTDIR)$(EXAMPLEDIR)
+		$(DESTDIR)$(DATADIR)/coredam $(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(COMPLETIONDIR)
+	install -m 0644 configs/bash-completion/coredamctl $(DESTDIR)$(COMPLETIONDIR)/
 	install -m 0644 configs/systemd/coredump.slice configs/systemd/coredump-kernel.slice $(DESTDIR)$(UNITDIR)/
 	for u in coredamd.service coredam-sysctl.service; do \
 		$(SUBST) configs/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
@@ -86,7 +88,8 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/coredamd.service $(DESTDIR)$(UNITDIR)/coredam-sysctl.service \
 		$(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d/coredam.conf \
 		$(DESTDIR)$(SYSCTLDIR)/60-coredam.conf $(DESTDIR)$(DATADIR)/coredam/sysctl-cgroup.conf \
-		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,61-coredam-systemd-coredump.conf cgconfig.conf coredam.conf)
+		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,61-coredam-systemd-coredump.conf cgconfig.conf coredam.conf) \
+		$(DESTDIR)$(COMPLETIONDIR)/coredamctl
 	-rmdir $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(DATADIR)/coredam \
 		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(DATADIR)/doc/coredam 2>/dev/null
 

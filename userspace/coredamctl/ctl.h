@@ -50,10 +50,15 @@ struct ctl_status {
 	double *rates;			/* bytes/s per dump, sampled over a short interval */
 };
 
-void ctl_usage(FILE *f);
-/* A subcommand's option it does not handle itself: 'h' is help, anything else a usage error. */
-int ctl_option_exit(int opt);
-/* Say that @arg is one argument too many for the subcommand @cmd; CTL_EXIT_USAGE. */
+/*
+ * An option of the command @cmd it does not handle itself: 'h' prints the
+ * command's help (CTL_EXIT_OK), anything else is a usage error getopt has
+ * named (CTL_EXIT_USAGE).
+ */
+int ctl_option_exit(const char *cmd, int opt);
+/* "coredamctl CMD: message" and where the command's help is; CTL_EXIT_USAGE. */
+int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Say that @arg is one argument too many for the command @cmd; CTL_EXIT_USAGE. */
 int ctl_unexpected_arg(const char *cmd, const char *arg);
 /* Fill @s; on failure say so on stderr and release @s. */
 int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms);

@@ -255,10 +255,8 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 	int r;
 
 	if (argc > 1) {
-		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-			ctl_usage(stdout);
-			return CTL_EXIT_OK;
-		}
+		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+			return ctl_option_exit("doctor", 'h');
 		return ctl_unexpected_arg("doctor", argv[1]);
 	}
 	fails = warns = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* coredamctl: inspect and steer coredamd. One file per subcommand. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "ctl.h"
@@ -8,43 +9,138 @@
 #include "macro.h"
 #include "paths.h"
 
-void ctl_usage(FILE *f)
+/* Each command: its arguments, what it does, its own options and exit codes. */
+static const struct ctl_command {
+	const char *name, *args, *summary, *about, *options, *exits;
+	int (*fn)(struct ctl *c, int argc, char **argv);
+} commands[] = {
+	{ "status", "[--json]", "kernel support, cgroup, devices, budget, counters, dumps",
+	  "Show what the kernel supports, the dump cgroup and its limits, the budget,\n"
+	  "the counters and the dumps in progress.\n",
+	  "  -j, --json          one JSON object (the agent's answer and the kernel's counters)\n",
+	  "0 the agent runs, 3 it does not, 4 only root may ask it",
+	  cmd_status },
+	{ "watch", "[--interval=TIME]", "live view with a progress line per dump",
+	  "Redraw the status every TIME, with a progress line per dump in progress.\n"
+	  "Without a terminal, one block per interval.\n",
+	  "  -i, --interval=TIME every TIME (default 1s, at least 100ms; e.g. 500ms, 2s)\n",
+	  "none while it runs (until interrupted); 1 the status could not be read",
+	  cmd_watch },
+	{ "set", "[--persist] NAME VALUE", "change a setting in the running agent",
+	  "Change a setting of the running agent, which checks the value against the\n"
+	  "rest of its configuration and refuses what does not fit. NAME is one of\n"
+	  "bandwidth, read-bandwidth, concurrency, mode, floor, ceiling,\n"
+	  "concurrency-floor, concurrency-ceiling.\n",
+	  "  -p, --persist       also write it to the drop-in 50-coredamctl.conf, so that\n"
+	  "                      it outlives a reload or restart\n",
+	  "0 set, 1 the agent refused it, 2 a bad name or value, 3 the agent is not\n"
+	  "running (with --persist the drop-in is written anyway)",
+	  cmd_set },
+	{ "reload", "", "read the configuration again, or fail and keep the running one",
+	  "Ask the agent to read its configuration files again. It applies all of the\n"
+	  "new configuration or none of it: a refused file is named with its line, and\n"
+	  "the agent keeps running on the old one. `systemctl reload coredamd` runs this.\n",
+	  "",
+	  "0 applied, 1 refused, 3 the agent is not running",
+	  cmd_reload },
+	{ "doctor", "", "check what the feature needs and say what to fix",
+	  "Check the kernel, cgroup v2 and its controllers, core_pattern, the\n"
+	  "destination and the agent, one line each, and say how to fix what fails.\n",
+	  "",
+	  "0 nothing to fix, 1 a problem found",
+	  cmd_doctor },
+	{ "help", "[COMMAND]", "this help, or a command's",
+	  "Show the list of commands, or one command's help (as COMMAND --help).\n",
+	  "",
+	  "0 shown, 2 no such command",
+	  NULL },
+};
+
+static const struct ctl_command *find_command(const char *name)
 {
+	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void ctl_usage(FILE *f)
+{
+	fprintf(f, "Usage: coredamctl [OPTIONS] COMMAND [ARGS]\n\nCommands:\n");
+	for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
+		char head[64];
+
+		snprintf(head, sizeof(head), "%s %s", commands[i].name, commands[i].args);
+		fprintf(f, "  %-29s %s\n", head, commands[i].summary);
+	}
 	fprintf(f,
-		"Usage: coredamctl [OPTIONS] COMMAND [ARGS]\n\n"
-		"Commands:\n"
-		"  status [--json]               kernel support, cgroup, devices, budget, counters, dumps\n"
-		"  watch [--interval=TIME]       live view with a progress line per dump\n"
-		"  set [--persist] NAME VALUE    change a setting in the running agent\n"
-		"                                NAME: bandwidth read-bandwidth concurrency mode floor ceiling\n"
-		"                                      concurrency-floor concurrency-ceiling\n"
-		"  reload                        the agent reads its configuration again; fails if it\n"
-		"                                refuses it (and keeps the running one)\n"
-		"  doctor                        check what the feature needs and say what to fix\n\n"
-		"Options:\n"
+		"\nOptions:\n"
 		"  -c, --config=FILE      configuration file (default " COREDAM_CONF_FILE ")\n"
 		"      --socket=PATH      agent control socket (default: ControlSocket= of the configuration)\n"
 		"      --cgroup-root=DIR  --proc-root=DIR  --sys-root=DIR   alternative roots\n"
-		"  -h, --help             this help\n\n"
+		"  -h, --help             this help; COMMAND --help: the command's\n"
+		"      --version          the version\n\n"
 		"Exit codes: 0 success, 1 failure (doctor: a problem found; reload: refused), 2 usage,\n"
-		"3 agent not running, 4 status: only root may ask the agent.\n");
+		"3 agent not running, 4 status: only root may ask the agent.\n"
+		"See coredamctl(1).\n");
 }
 
-int ctl_option_exit(int opt)
+static void command_help(const struct ctl_command *cmd)
+{
+	printf("Usage: coredamctl [OPTIONS] %s%s%s\n\n%s\nOptions:\n%s"
+	       "  -h, --help          this help\n\nExit codes: %s.\n",
+	       cmd->name, *cmd->args ? " " : "", cmd->args, cmd->about, cmd->options, cmd->exits);
+}
+
+int ctl_option_exit(const char *cmd, int opt)
 {
 	if (opt == 'h') {
-		ctl_usage(stdout);
+		command_help(find_command(cmd));
 		return CTL_EXIT_OK;
 	}
-	ctl_usage(stderr);
+	/* getopt said what was wrong */
+	fprintf(stderr, "Try 'coredamctl %s --help'.\n", cmd);
+	return CTL_EXIT_USAGE;
+}
+
+int ctl_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "coredamctl %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'coredamctl %s --help'.\n", cmd);
 	return CTL_EXIT_USAGE;
 }
 
 int ctl_unexpected_arg(const char *cmd, const char *arg)
 {
-	fprintf(stderr, "coredamctl %s: unexpected argument \"%s\"\n", cmd, arg);
-	ctl_usage(stderr);
-	return CTL_EXIT_USAGE;
+	return ctl_usage_error(cmd, "unexpected argument \"%s\"", arg);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct ctl_command *cmd;
+	const char *name;
+
+	if (argc > 2)
+		return ctl_unexpected_arg("help", argv[2]);
+	if (argc < 2) {
+		ctl_usage(stdout);
+		return CTL_EXIT_OK;
+	}
+	name = argv[1];
+	if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+		name = "help";
+	cmd = find_command(name);
+	if (!cmd) {
+		fprintf(stderr, "coredamctl help: unknown command \"%s\"\nTry 'coredamctl --help'.\n", name);
+		return CTL_EXIT_USAGE;
+	}
+	command_help(cmd);
+	return CTL_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -60,19 +156,11 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{}
 	};
-	static const struct {
-		const char *name;
-		int (*fn)(struct ctl *c, int argc, char **argv);
-	} cmds[] = {
-		{ "status", cmd_status },
-		{ "watch", cmd_watch },
-		{ "set", cmd_set },
-		{ "reload", cmd_reload },
-		{ "doctor", cmd_doctor },
-	};
 	static struct ctl ctl = { .roots = COREDAM_ROOTS_DEFAULT };
 	struct coredam_config_error e;
+	const struct ctl_command *cmd;
 	const char *socket = NULL;
+	static char prog[32];
 	int c, r;
 
 	log_setup("coredamctl", LOG_TARGET_STDERR);
@@ -101,15 +189,21 @@ int main(int argc, char **argv)
 			printf("coredamctl %s\n", COREDAM_VERSION);
 			return CTL_EXIT_OK;
 		default:
-			ctl_usage(stderr);
+			fprintf(stderr, "Try 'coredamctl --help'.\n");
 			return CTL_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		log_error("no command given");
-		ctl_usage(stderr);
+		fprintf(stderr, "coredamctl: no command given\nTry 'coredamctl --help'.\n");
 		return CTL_EXIT_USAGE;
 	}
+	cmd = find_command(argv[optind]);
+	if (!cmd) {
+		fprintf(stderr, "coredamctl: unknown command \"%s\"\nTry 'coredamctl --help'.\n", argv[optind]);
+		return CTL_EXIT_USAGE;
+	}
+	if (!cmd->fn)
+		return cmd_help(argc - optind, argv + optind);
 	if (!ctl.config_file[0])
 		snprintf(ctl.config_file, sizeof(ctl.config_file), "%s/coredam.conf", ctl.roots.conf);
 	coredam_config_dropin_dir(ctl.config_file, ctl.dropin_dir, sizeof(ctl.dropin_dir));
@@ -126,14 +220,8 @@ int main(int argc, char **argv)
 		coredam_config_init(&ctl.cfg);
 	snprintf(ctl.socket, sizeof(ctl.socket), "%s", socket ? socket : ctl.cfg.control_socket);
 
-	for (size_t i = 0; i < ELEMENTSOF(cmds); i++) {
-		if (strcmp(argv[optind], cmds[i].name) != 0)
-			continue;
-		/* the subcommand parses its own options from argv[0] = its name */
-		optind++;
-		return cmds[i].fn(&ctl, argc - optind + 1, argv + optind - 1);
-	}
-	fprintf(stderr, "coredamctl: unknown command \"%s\"\n", argv[optind]);
-	ctl_usage(stderr);
-	return CTL_EXIT_USAGE;
+	/* the command parses its own options; getopt names it by argv[0] */
+	snprintf(prog, sizeof(prog), "coredamctl %s", cmd->name);
+	argv[optind] = prog;
+	return cmd->fn(&ctl, argc - optind, argv + optind);
 }

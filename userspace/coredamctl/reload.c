@@ -20,7 +20,7 @@ int cmd_reload(struct ctl *c, int argc, char **argv)
 
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
-		return ctl_option_exit(o);
+		return ctl_option_exit("reload", o);
 	if (optind < argc)
 		return ctl_unexpected_arg("reload", argv[optind]);
 	r = coredam_ctl_call(c->socket, "RELOAD", resp, sizeof(resp));

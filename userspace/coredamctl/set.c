@@ -26,21 +26,15 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		if (o == 'p') {
 			persist = true;
 		} else {
-			return ctl_option_exit(o);
+			return ctl_option_exit("set", o);
 		}
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "coredamctl set: expected NAME VALUE\n");
-		ctl_usage(stderr);
-		return CTL_EXIT_USAGE;
-	}
+	if (argc - optind != 2)
+		return ctl_usage_error("set", "expected NAME VALUE");
 	name = argv[optind];
 	value = argv[optind + 1];
-	if (coredam_ctl_set_key(name, &section, &key) < 0) {
-		fprintf(stderr, "coredamctl set: unknown setting \"%s\"\n", name);
-		ctl_usage(stderr);
-		return CTL_EXIT_USAGE;
-	}
+	if (coredam_ctl_set_key(name, &section, &key) < 0)
+		return ctl_usage_error("set", "unknown setting \"%s\"", name);
 	/* check the value here, so that a bad one is named even without an agent */
 	if (!*value || strpbrk(value, " \t\n")) {
 		fprintf(stderr, "coredamctl set %s: \"%s\": empty or contains white space\n", name, value);

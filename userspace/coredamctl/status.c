@@ -260,7 +260,7 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 		if (o == 'j') {
 			json = true;
 		} else {
-			return ctl_option_exit(o);
+			return ctl_option_exit("status", o);
 		}
 	}
 	if (optind < argc)

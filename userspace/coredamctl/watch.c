@@ -30,13 +30,11 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "+i:h", opts, NULL)) >= 0) {
 		if (o == 'i') {
-			if (parse_duration(optarg, &interval) < 0 || interval < 100000) {
-				fprintf(stderr, "coredamctl watch: --interval=%s: expected a duration of at least 100ms\n", optarg);
-				ctl_usage(stderr);
-				return CTL_EXIT_USAGE;
-			}
+			if (parse_duration(optarg, &interval) < 0 || interval < 100000)
+				return ctl_usage_error("watch", "--interval=%s: expected a duration of at least 100ms",
+						       optarg);
 		} else {
-			return ctl_option_exit(o);
+			return ctl_option_exit("watch", o);
 		}
 	}
 	if (optind < argc)
