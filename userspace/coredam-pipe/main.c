@@ -408,15 +408,12 @@ static int parse_options(struct helper *h, int argc, char **argv)
 static void load_config(struct helper *h)
 {
 	struct coredam_config_error e;
-	char dropins[PATH_MAX];
+	struct coredam_dropin_dirs dropins;
 
 	if (!h->config[0])
 		snprintf(h->config, sizeof(h->config), "%s/coredam.conf", h->roots.conf);
-	if (h->config_dir)
-		snprintf(dropins, sizeof(dropins), "%s", h->config_dir);
-	else
-		coredam_config_dropin_dir(h->config, dropins, sizeof(dropins));
-	if (coredam_config_load(h->config, dropins, &h->cfg, &e) < 0) {
+	coredam_config_dropin_dirs(h->config, h->config_dir, &dropins);
+	if (coredam_config_load(h->config, dropins.list, &h->cfg, &e) < 0) {
 		log_full(LOG_WARNING, "%s:%d: %s; using the defaults", e.file, e.line, e.msg);
 		coredam_config_init(&h->cfg);
 	}

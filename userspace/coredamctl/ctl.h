@@ -24,7 +24,8 @@ enum {
 
 struct ctl {
 	struct coredam_roots roots;
-	char config_file[PATH_MAX], dropin_dir[PATH_MAX], socket[PATH_MAX];
+	char config_file[PATH_MAX], socket[PATH_MAX];
+	struct coredam_dropin_dirs dropins;	/* dir[0]: the site's, where set --persist writes */
 	struct coredam_config cfg;
 	bool cfg_ok;
 	char cfg_error[700];

@@ -262,7 +262,7 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 	fails = warns = 0;
 
 	if (c->cfg_ok)
-		report(0, "configuration %s (and %s/*.conf) is valid", c->config_file, c->dropin_dir);
+		report(0, "configuration %s and its drop-ins are valid", c->config_file);
 	else
 		report(2, "configuration: %s", c->cfg_error);
 	check_kernel(c, &k);

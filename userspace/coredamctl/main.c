@@ -206,13 +206,13 @@ int main(int argc, char **argv)
 		return cmd_help(argc - optind, argv + optind);
 	if (!ctl.config_file[0])
 		snprintf(ctl.config_file, sizeof(ctl.config_file), "%s/coredam.conf", ctl.roots.conf);
-	coredam_config_dropin_dir(ctl.config_file, ctl.dropin_dir, sizeof(ctl.dropin_dir));
+	coredam_config_dropin_dirs(ctl.config_file, NULL, &ctl.dropins);
 	/*
 	 * Lenient: a bad line leaves out that line only, so that ControlSocket=
 	 * and the rest still find the agent, which runs on its last good
 	 * configuration.
 	 */
-	r = coredam_config_load_full(ctl.config_file, ctl.dropin_dir, COREDAM_CONFIG_LENIENT, &ctl.cfg, &e);
+	r = coredam_config_load_full(ctl.config_file, ctl.dropins.list, COREDAM_CONFIG_LENIENT, &ctl.cfg, &e);
 	ctl.cfg_ok = r == 0;
 	if (!ctl.cfg_ok)
 		snprintf(ctl.cfg_error, sizeof(ctl.cfg_error), "%s:%d: %s", e.file, e.line, e.msg);

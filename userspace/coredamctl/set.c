@@ -67,7 +67,7 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		return CTL_EXIT_FAIL;
 	}
 	if (persist) {
-		int k = path_join(dropin, sizeof(dropin), c->dropin_dir, DROPIN_NAME);
+		int k = path_join(dropin, sizeof(dropin), c->dropins.dir[0], DROPIN_NAME);
 
 		if (k >= 0)
 			k = coredam_dropin_set(dropin, section, key, value);

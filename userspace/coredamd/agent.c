@@ -636,7 +636,7 @@ int agent_reload(struct agent *a)
 	struct coredam_config_error e;
 	int r;
 
-	r = coredam_config_load(a->config_file, a->dropin_dir, &cfg, &e);
+	r = coredam_config_load(a->config_file, a->dropins.list, &cfg, &e);
 	if (r < 0) {
 		snprintf(a->last_reload, sizeof(a->last_reload), "%s:%d: %s", e.file, e.line, e.msg);
 		goto refused;

@@ -55,7 +55,8 @@ struct psi_source {
 
 struct agent {
 	struct coredam_roots roots;
-	char config_file[PATH_MAX], dropin_dir[PATH_MAX];
+	char config_file[PATH_MAX];
+	struct coredam_dropin_dirs dropins;
 	struct coredam_config cfg;
 	char last_reload[600];
 

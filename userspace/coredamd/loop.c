@@ -408,7 +408,7 @@ static int ctl_reload(void *userdata, char *buf, size_t size)
 	int r;
 
 	(void)sd_notify(0, "RELOADING=1");
-	log_info("reload requested on the control socket: reloading %s and %s", a->config_file, a->dropin_dir);
+	log_info("reload requested on the control socket: reloading %s and its drop-ins", a->config_file);
 	r = agent_reload(a);
 	(void)sd_notify(0, "READY=1");
 	if (r < 0)
@@ -480,7 +480,7 @@ int agent_loop(struct agent *a)
 			if (read(a->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGHUP) {
 					sd_notify(0, "RELOADING=1");
-					log_info("SIGHUP: reloading %s and %s", a->config_file, a->dropin_dir);
+					log_info("SIGHUP: reloading %s and its drop-ins", a->config_file);
 					agent_reload(a);
 					sd_notify(0, "READY=1");
 				} else {

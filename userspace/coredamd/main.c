@@ -171,12 +171,9 @@ static int load_config(struct agent *a, const struct options *o)
 		snprintf(a->config_file, sizeof(a->config_file), "%s", o->config);
 	else
 		snprintf(a->config_file, sizeof(a->config_file), "%s/coredam.conf", a->roots.conf);
-	if (o->config_dir)
-		snprintf(a->dropin_dir, sizeof(a->dropin_dir), "%s", o->config_dir);
-	else
-		coredam_config_dropin_dir(a->config_file, a->dropin_dir, sizeof(a->dropin_dir));
+	coredam_config_dropin_dirs(a->config_file, o->config_dir, &a->dropins);
 
-	if (coredam_config_load(a->config_file, a->dropin_dir, &a->cfg, &e) < 0) {
+	if (coredam_config_load(a->config_file, a->dropins.list, &a->cfg, &e) < 0) {
 		log_error("%s:%d: %s", e.file, e.line, e.msg);
 		return EXIT_CONFIG;
 	}

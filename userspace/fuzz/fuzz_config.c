@@ -79,7 +79,7 @@ static int load(const char *tree, struct coredam_config *c, struct coredam_confi
 	snprintf(dropin_rel, sizeof(dropin_rel), "%s/coredam.conf.d", tree);
 	snprintf(main_file, sizeof(main_file), "%s", fuzz_path(main_rel));
 	snprintf(dropin_dir, sizeof(dropin_dir), "%s", fuzz_path(dropin_rel));
-	return coredam_config_load(main_file, dropin_dir, c, e);
+	return coredam_config_load(main_file, (const char *const[]){ dropin_dir, NULL }, c, e);
 }
 
 static void format(const struct coredam_config *c, char *buf, size_t size)

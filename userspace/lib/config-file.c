@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Reading coredam.conf: systemd-style INI parsed with libinih. Main file,
- * then drop-ins in lexical order; later assignments win. And writing one
- * assignment into a drop-in, for set --persist.
+ * Reading coredam.conf: systemd-style INI. The main file, then the
+ * drop-ins of every layer in lexical order of their names; later
+ * assignments win. And writing one assignment into a drop-in, for set
+ * --persist.
  */
+#include <dirent.h>
 #include <fcntl.h>
-#include <ini.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "config.h"
 #include "macro.h"
@@ -14,74 +16,101 @@
 #include "string-util.h"
 #include "parse-util.h"
 #include "path-util.h"
+#include "paths.h"
 
 struct origin {
 	char file[PATH_MAX];
 	int line;
 };
 
-/* The longest line libinih takes whole, newline excluded. */
-#define CONF_LINE_MAX (INI_MAX_LINE - 2)
+/* The longest line read, newline excluded: far more than any key takes. */
+#define CONF_LINE_MAX 65536
 
-/*
- * Feeds libinih one whole line at a time and counts lines. libinih reads a
- * line in pieces of at most @num - 1 bytes and takes every piece for a line
- * of its own, so the tail of an overlong comment would become an
- * assignment; a NUL byte would hide the rest of its line. Both end the
- * parse here (as end of file) with @bad set, and the caller reports them.
- */
+/* Called for each assignment: 0 to go on, < 0 to stop at this line. */
+typedef int (*conf_handler)(void *user, const char *section, const char *key, const char *value);
+
 struct line_reader {
 	FILE *f;
 	int line;
-	char *buf;
-	size_t cap;
-	enum { LINE_OK, LINE_TOO_LONG, LINE_NUL } bad;
+	enum { LINE_OK, LINE_TOO_LONG, LINE_NUL, LINE_SYNTAX, LINE_REFUSED } bad;
 };
 
-static char *line_reader(char *str, int num, void *stream)
+static char *strip(char *s)
 {
-	struct line_reader *lr = stream;
-	ssize_t n;
+	char *e;
 
-	n = getline(&lr->buf, &lr->cap, lr->f);
-	if (n < 0)
-		return NULL;
-	lr->line++;
-	if (n > num - 1) {
-		lr->bad = LINE_TOO_LONG;
-		return NULL;
-	}
-	if (strlen(lr->buf) != (size_t)n) {
-		lr->bad = LINE_NUL;
-		return NULL;
-	}
-	memcpy(str, lr->buf, n + 1);
-	return str;
+	s += strspn(s, " \t");
+	e = s + strlen(s);
+	while (e > s && strchr(" \t\r\n", e[-1]))
+		e--;
+	*e = '\0';
+	return s;
 }
 
 /*
- * ini_parse_stream() over @lr->f through line_reader(): 0, the line of the
- * first error (> 0), or -ENOMEM. @lr->bad says whether the line was refused
- * by line_reader() rather than by libinih or @handler.
+ * The syntax systemd's configuration files have: "[Section]" lines,
+ * "Key=value" lines (white space around key and value ignored, the value
+ * taken as it is to the end of its line), comment lines starting with '#'
+ * or ';', blank lines. 0 at the end of the file; the number (> 0) of the
+ * first line that is not one of these, holds a NUL byte, is longer than
+ * CONF_LINE_MAX or that @handler refused (@lr->bad says which); or
+ * -errno.
  */
-static int ini_parse_lines(struct line_reader *lr, ini_handler handler, void *user)
+static int conf_parse(struct line_reader *lr, conf_handler handler, void *user)
 {
-	int r;
+	_cleanup_free_ char *buf = NULL;
+	char section[64] = "";
+	size_t cap = 0;
+	ssize_t n;
 
-	ini_stop_on_first_error = true;
-	ini_allow_multiline = false;
-	ini_allow_inline_comments = false;
-	r = ini_parse_stream(line_reader, lr, handler, user);
-	free(lr->buf);
-	lr->buf = NULL;
-	lr->cap = 0;
-	if (r == -2)
+	for (;;) {
+		char *s, *eq;
+
+		errno = 0;
+		n = getline(&buf, &cap, lr->f);
+		if (n < 0)
+			break;
+		lr->line++;
+		if ((size_t)n - (buf[n - 1] == '\n') > CONF_LINE_MAX)
+			lr->bad = LINE_TOO_LONG;
+		else if (strlen(buf) != (size_t)n)
+			lr->bad = LINE_NUL;
+		if (lr->bad)
+			return lr->line;
+		s = buf;
+		if (lr->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
+			s += 3;	/* a UTF-8 byte order mark */
+		s = strip(s);
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			size_t l = strlen(s);
+
+			if (l < 3 || s[l - 1] != ']' || l - 2 >= sizeof(section) || strpbrk(s + 1, "[") ||
+			    memchr(s + 1, ']', l - 2)) {
+				lr->bad = LINE_SYNTAX;
+				return lr->line;
+			}
+			memcpy(section, s + 1, l - 2);
+			section[l - 2] = '\0';
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq || eq == s) {
+			lr->bad = LINE_SYNTAX;
+			return lr->line;
+		}
+		*eq = '\0';
+		if (handler(user, section, strip(s), strip(eq + 1)) < 0) {
+			lr->bad = LINE_REFUSED;
+			return lr->line;
+		}
+	}
+	if (errno == ENOMEM)
 		return -ENOMEM;
-	if (r == 0 && lr->bad != LINE_OK)
-		return lr->line;
-	if (r == 0 && ferror(lr->f))
+	if (ferror(lr->f))
 		return -EIO;
-	return r;
+	return 0;
 }
 
 struct parse_ctx {
@@ -106,8 +135,6 @@ static int handler(void *user, const char *section, const char *name, const char
 	char msg[400];
 	int r;
 
-	if (ctx->failed && !ctx->lenient)
-		return 0;
 	r = coredam_config_set(ctx->cfg, section, name, value, msg, sizeof(msg));
 	if (r < 0) {
 		if (!ctx->failed) {
@@ -117,12 +144,12 @@ static int handler(void *user, const char *section, const char *name, const char
 		}
 		ctx->failed = true;
 		/* lenient: the line is left out, the rest of the file still counts */
-		return ctx->lenient;
+		return ctx->lenient ? 0 : r;
 	}
 	r = coredam_config_key_index(section, name);
 	if (r >= 0 && (size_t)r < ELEMENTSOF(ctx->origins))
 		note_origin(ctx, &ctx->origins[r]);
-	return 1;
+	return 0;
 }
 
 static void line_error(const struct line_reader *lr, char *buf, size_t size)
@@ -134,7 +161,9 @@ static void line_error(const struct line_reader *lr, char *buf, size_t size)
 	case LINE_NUL:
 		snprintf(buf, size, "NUL byte in the line");
 		break;
+	case LINE_SYNTAX:
 	case LINE_OK:
+	case LINE_REFUSED:
 		snprintf(buf, size, "syntax error: expected [Section], Key=value or a comment");
 		break;
 	}
@@ -161,7 +190,7 @@ static int parse_one(struct parse_ctx *ctx, const char *path)
 	lr.f = f;
 	ctx->file = path;
 	ctx->lr = &lr;
-	r = ini_parse_lines(&lr, handler, ctx);
+	r = conf_parse(&lr, handler, ctx);
 	ctx->lr = NULL;
 	if (r == 0)
 		return 0;
@@ -183,6 +212,86 @@ static int conf_filter(const struct dirent *de)
 	size_t l = strlen(de->d_name);
 
 	return de->d_name[0] != '.' && l > 5 && strcmp(de->d_name + l - 5, ".conf") == 0;
+}
+
+/* A drop-in as systemd masks one: a link to /dev/null (or /dev/null itself). */
+static bool masked(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+struct dropin_file {
+	char name[256];
+	char path[PATH_MAX];
+	bool masked;
+};
+
+static int dropin_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dropin_file *)a)->name, ((const struct dropin_file *)b)->name);
+}
+
+/*
+ * The drop-ins of every directory of @dirs, a name in an earlier directory
+ * hiding the same name in the later ones, sorted by name: *ret (to free)
+ * and their number, or -errno (and *err names the directory).
+ */
+static int list_dropins(const char *const *dirs, struct dropin_file **ret, struct coredam_config_error *err)
+{
+	_cleanup_free_ struct dropin_file *files = NULL;
+	size_t n = 0, cap = 0;
+
+	for (; dirs && *dirs; dirs++) {
+		struct dirent **list = NULL;
+		int k = scandir(*dirs, &list, conf_filter, alphasort);
+
+		if (k < 0) {
+			int r = -errno;
+
+			if (r == -ENOENT || r == -ENOTDIR)
+				continue;
+			snprintf(err->file, sizeof(err->file), "%s", *dirs);
+			err->line = 0;
+			snprintf(err->msg, sizeof(err->msg), "cannot list: %s", strerror(-r));
+			return r;
+		}
+		for (int i = 0; i < k; i++) {
+			const char *name = list[i]->d_name;
+			struct dropin_file *f;
+			bool seen = false;
+
+			for (size_t j = 0; j < n && !seen; j++)
+				seen = strcmp(files[j].name, name) == 0;
+			if (!seen && n == cap) {
+				struct dropin_file *m = reallocarray(files, cap + 16, sizeof(*files));
+
+				if (!m) {
+					for (int j = 0; j < k; j++)
+						free(list[j]);
+					free(list);
+					return -ENOMEM;
+				}
+				files = m;
+				cap += 16;
+			}
+			f = &files[n];
+			/* a name or path too long for the table is no drop-in of ours */
+			if (!seen && xsnprintf(f->name, sizeof(f->name), "%s", name) >= 0 &&
+			    path_join(f->path, sizeof(f->path), *dirs, name) >= 0) {
+				f->masked = masked(f->path);
+				n++;
+			}
+		}
+		for (int i = 0; i < k; i++)
+			free(list[i]);
+		free(list);
+	}
+	if (n)
+		qsort(files, n, sizeof(*files), dropin_cmp);
+	*ret = TAKE_PTR(files);
+	return (int)n;
 }
 
 static const struct origin *origin_of(const struct parse_ctx *ctx, const char *name)
@@ -247,33 +356,48 @@ static int cross_check(struct parse_ctx *ctx)
 	return -EINVAL;
 }
 
-void coredam_config_dropin_dir(const char *main_file, char *buf, size_t size)
+void coredam_config_dropin_dirs(const char *main_file, const char *site, struct coredam_dropin_dirs *d)
 {
+	size_t n = 0;
 	char *s;
 
-	snprintf(buf, size, "%s", main_file);
-	s = strrchr(buf, '/');
-	if (s)
-		s[1] = '\0';
-	else
-		buf[0] = '\0';
-	strncat(buf, "coredam.conf.d", size - strlen(buf) - 1);
+	memset(d, 0, sizeof(*d));
+	if (site) {
+		snprintf(d->dir[0], sizeof(d->dir[0]), "%s", site);
+	} else {
+		snprintf(d->dir[0], sizeof(d->dir[0]), "%s", main_file);
+		s = strrchr(d->dir[0], '/');
+		if (s)
+			s[1] = '\0';
+		else
+			d->dir[0][0] = '\0';
+		strncat(d->dir[0], "coredam.conf.d", sizeof(d->dir[0]) - strlen(d->dir[0]) - 1);
+	}
+	d->list[n++] = d->dir[0];
+	/* another main file (a test's, say) has no other layers */
+	if (strcmp(main_file, COREDAM_CONF_FILE) == 0) {
+		snprintf(d->dir[1], sizeof(d->dir[1]), "%s", "/run/coredam/coredam.conf.d");
+		snprintf(d->dir[2], sizeof(d->dir[2]), "%s", COREDAM_PKGLIBDIR "/coredam.conf.d");
+		d->list[n++] = d->dir[1];
+		d->list[n++] = d->dir[2];
+	}
+	d->list[n] = NULL;
 }
 
-int coredam_config_load(const char *main_file, const char *dropin_dir,
+int coredam_config_load(const char *main_file, const char *const *dropin_dirs,
 			struct coredam_config *ret, struct coredam_config_error *err)
 {
-	return coredam_config_load_full(main_file, dropin_dir, 0, ret, err);
+	return coredam_config_load_full(main_file, dropin_dirs, 0, ret, err);
 }
 
-int coredam_config_load_full(const char *main_file, const char *dropin_dir, unsigned int flags,
+int coredam_config_load_full(const char *main_file, const char *const *dropin_dirs, unsigned int flags,
 			     struct coredam_config *ret, struct coredam_config_error *err)
 {
 	struct coredam_config cfg;
 	struct coredam_config_error dummy;
 	_cleanup_free_ struct parse_ctx *ctx = NULL;
-	struct dirent **list = NULL;
-	int n = 0, r = 0;
+	_cleanup_free_ struct dropin_file *files = NULL;
+	int n, r = 0;
 
 	/* on the heap: where each key was set is 64 paths, 260 KB */
 	ctx = calloc(1, sizeof(*ctx));
@@ -290,33 +414,25 @@ int coredam_config_load_full(const char *main_file, const char *dropin_dir, unsi
 		if (r < 0 && !ctx->lenient)
 			return r;
 	}
-	if (dropin_dir) {
-		n = scandir(dropin_dir, &list, conf_filter, alphasort);
-		if (n < 0) {
-			if (errno != ENOENT && r == 0) {
-				r = -errno;
-				snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", dropin_dir);
-				snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot list: %s", strerror(-r));
-				if (!ctx->lenient)
-					return r;
-			}
-			n = 0;
-		}
+	n = list_dropins(dropin_dirs, &files, r == 0 ? ctx->err : &dummy);
+	if (n < 0) {
+		if (r == 0)
+			r = n;
+		if (!ctx->lenient)
+			return r;
+		n = 0;
 	}
 	for (int i = 0; i < n; i++) {
-		char path[PATH_MAX];
+		int k;
 
-		if (r == 0 || ctx->lenient) {
-			int k = path_join(path, sizeof(path), dropin_dir, list[i]->d_name);
-
-			if (k >= 0)
-				k = parse_one(ctx, path);
-			if (r == 0)
-				r = k;
-		}
-		free(list[i]);
+		if (files[i].masked)
+			continue;
+		if (r < 0 && !ctx->lenient)
+			break;
+		k = parse_one(ctx, files[i].path);
+		if (r == 0)
+			r = k;
 	}
-	free(list);
 	if (r == 0 && ctx->failed)
 		r = -EINVAL;	/* lenient: a line was left out */
 	if (r == 0)
@@ -330,7 +446,7 @@ int coredam_config_load_full(const char *main_file, const char *dropin_dir, unsi
 /* ---- editing a drop-in (set --persist) ---- */
 
 struct dropin_entry {
-	char section[64], key[64], value[256];
+	char section[64], key[64], value[1024];
 };
 
 struct dropin {
@@ -342,17 +458,18 @@ struct dropin {
 /*
  * Record Section.Key=value in place of an earlier assignment of the same
  * key (within a file the last one wins, so its meaning stays), else as a
- * new entry. -E2BIG: the table is full, or a name or the value is longer
- * than a line may be.
+ * new entry; each assignment to a list key is kept, since each adds to
+ * the list. -E2BIG: the table is full, or a name or the value is longer
+ * than the table takes.
  */
 static int dropin_put(struct dropin *d, const char *section, const char *key, const char *value)
 {
 	struct dropin_entry *e = NULL;
 
 	if (strlen(section) >= sizeof(e->section) || strlen(key) >= sizeof(e->key) ||
-	    strlen(key) + 1 + strlen(value) > CONF_LINE_MAX)
+	    strlen(value) >= sizeof(e->value))
 		return -E2BIG;
-	for (size_t i = 0; i < d->n && !e; i++)
+	for (size_t i = 0; i < d->n && !e && !coredam_config_key_is_list(section, key); i++)
 		if (strcmp(d->e[i].section, section) == 0 && strcmp(d->e[i].key, key) == 0)
 			e = &d->e[i];
 	if (!e) {
@@ -371,19 +488,22 @@ static int dropin_handler(void *user, const char *section, const char *name, con
 	struct dropin *d = user;
 
 	d->error = dropin_put(d, section, name, value);
-	return d->error == 0;
+	return d->error;
 }
 
 int coredam_dropin_set(const char *path, const char *section, const char *key, const char *value)
 {
 	_cleanup_free_ struct dropin *d = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
-	char buf[32768];
-	size_t o = 0;
+	_cleanup_free_ char *buf = NULL;
+	size_t o = 0, size;
 	int r;
 
 	d = calloc(1, sizeof(*d));
-	if (!d)
+	/* every entry on a line of its own, each under its section's header */
+	size = 128 + ELEMENTSOF(d->e) * (2 * sizeof(d->e[0]) + 8);
+	buf = malloc(size);
+	if (!d || !buf)
 		return -ENOMEM;
 	f = fopen(path, "re");
 	if (!f && errno != ENOENT)
@@ -391,14 +511,14 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 	if (f) {
 		struct line_reader lr = { .f = f };
 
-		r = ini_parse_lines(&lr, dropin_handler, d);
+		r = conf_parse(&lr, dropin_handler, d);
 		if (r != 0)
 			return r < 0 ? r : d->error ?: -EINVAL;
 	}
 	r = dropin_put(d, section, key, value);
 	if (r < 0)
 		return r;
-	r = xsnprintf(buf, sizeof(buf), "# Written by coredamctl set --persist; edit freely.\n");
+	r = xsnprintf(buf, size, "# Written by coredamctl set --persist; edit freely.\n");
 	if (r < 0)
 		return r;
 	o = r;
@@ -410,14 +530,14 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 			seen |= strcmp(d->e[j].section, d->e[i].section) == 0;
 		if (seen)
 			continue;
-		r = xsnprintf(buf + o, sizeof(buf) - o, "\n[%s]\n", d->e[i].section);
+		r = xsnprintf(buf + o, size - o, "\n[%s]\n", d->e[i].section);
 		if (r < 0)
 			return r;
 		o += r;
 		for (size_t j = i; j < d->n; j++) {
 			if (strcmp(d->e[j].section, d->e[i].section) != 0)
 				continue;
-			r = xsnprintf(buf + o, sizeof(buf) - o, "%s=%s\n", d->e[j].key, d->e[j].value);
+			r = xsnprintf(buf + o, size - o, "%s=%s\n", d->e[j].key, d->e[j].value);
 			if (r < 0)
 				return r;
 			o += r;

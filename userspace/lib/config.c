@@ -20,6 +20,7 @@ enum key_type {
 	T_BOOL,
 	T_PATH,		/* absolute path */
 	T_STRING,
+	T_LIST,		/* words separated by white space; an assignment adds to the list */
 	T_CGROUP,
 	T_DURATION,
 	T_SIZE,		/* base 1024, 0 allowed */
@@ -54,7 +55,7 @@ static const struct key keys[] = {
 	K("Cgroup", "KernelLeaf", T_STRING, kernel_leaf, "auto"),
 	K("Cgroup", "MemoryHigh", T_SIZE_MAX, memory_high, "256M"),
 	K("Devices", "Destination", T_DESTINATION, destination, "auto"),
-	K("Devices", "Devices", T_STRING, devices, ""),
+	K("Devices", "Devices", T_LIST, devices, ""),
 	K("Limits", "WriteBandwidth", T_RATE_MAX, write_bps, "10M"),
 	K("Limits", "ReadBandwidth", T_RATE_MAX, read_bps, "max"),
 	K("Limits", "WriteIOPS", T_IOPS, write_iops, "max"),
@@ -73,7 +74,7 @@ static const struct key keys[] = {
 	K("Adaptive", "Backoff", T_FRACTION, backoff, "50%"),
 	K("Adaptive", "HoldIntervals", T_U32, hold_intervals, "2"),
 	K("Adaptive", "LiftWhenIdle", T_BOOL, lift_when_idle, "no"),
-	K("Adaptive", "PressureCgroups", T_STRING, pressure_cgroups, "auto"),
+	K("Adaptive", "PressureCgroups", T_LIST, pressure_cgroups, "auto"),
 	K("Space", "FreeSpaceFloor", T_FLOOR, free_floor_bytes, "1G"),
 	K("Space", "MarkIncomplete", T_BOOL, mark_incomplete, "yes"),
 	K("Pipe", "SetCorePattern", T_BOOL, pipe_set_core_pattern, "no"),
@@ -240,7 +241,8 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 			       -EINVAL;
 		/* fall through */
 	case T_STRING:
-		if (strlen(value) >= (k->type == T_STRING ? 1024 : PATH_MAX))
+	case T_LIST:
+		if (strlen(value) >= (k->type == T_PATH || k->type == T_DESTINATION ? PATH_MAX : 1024))
 			return snprintf(errbuf, errsize, "%s=: value too long", k->name), -ENAMETOOLONG;
 		strcpy((char *)field, value);
 		return 0;
@@ -313,6 +315,40 @@ static const struct key *find_key(const char *section, const char *name, bool *r
 	return NULL;
 }
 
+/* A list's value that stands for the whole list: PressureCgroups=auto or system. */
+static bool list_keyword(const char *v)
+{
+	return strcmp(v, "auto") == 0 || strcmp(v, "system") == 0;
+}
+
+/*
+ * As systemd's list settings: each assignment adds its words to the list,
+ * but a keyword replaces the list and is replaced by the next assignment.
+ */
+static int add_to_list(struct coredam_config *cfg, const struct key *k, const char *value,
+		       char *errbuf, size_t errsize)
+{
+	const char *cur = (const char *)cfg + k->offset;
+	char joined[1024];
+
+	if (!*cur || list_keyword(cur) || list_keyword(value))
+		return set_value(cfg, k, value, errbuf, errsize);
+	if (xsnprintf(joined, sizeof(joined), "%s %s", cur, value) < 0) {
+		(void)snprintf(errbuf, errsize, "%s=: the list is too long (at most %zu characters in all)",
+			       k->name, sizeof(joined) - 1);
+		return -ENAMETOOLONG;
+	}
+	return set_value(cfg, k, joined, errbuf, errsize);
+}
+
+bool coredam_config_key_is_list(const char *section, const char *key)
+{
+	bool sec;
+	const struct key *k = find_key(section, key, &sec);
+
+	return k && k->type == T_LIST;
+}
+
 int coredam_config_set(struct coredam_config *cfg, const char *section, const char *key,
 		       const char *value, char *errbuf, size_t errsize)
 {
@@ -328,7 +364,11 @@ int coredam_config_set(struct coredam_config *cfg, const char *section, const ch
 		return -ENOENT;
 	}
 	/* "Key=" resets to the default */
-	return set_value(cfg, k, *value ? value : k->def, errbuf, errsize);
+	if (!*value)
+		return set_value(cfg, k, k->def, errbuf, errsize);
+	if (k->type == T_LIST)
+		return add_to_list(cfg, k, value, errbuf, errsize);
+	return set_value(cfg, k, value, errbuf, errsize);
 }
 
 void coredam_config_init(struct coredam_config *cfg)
@@ -378,6 +418,7 @@ static int format_value(const struct coredam_config *c, const struct key *k, cha
 		return xsnprintf(buf, size, "%s", *c->destination ? c->destination : "auto");
 	case T_PATH:
 	case T_STRING:
+	case T_LIST:
 	case T_CGROUP:
 		return xsnprintf(buf, size, "%s", (const char *)field);
 	case T_DURATION:

@@ -77,12 +77,34 @@ struct coredam_config_error {
 void coredam_config_init(struct coredam_config *cfg);
 
 /*
- * Load @main_file (absent is fine: defaults) and then every "*.conf" in
- * @dropin_dir (absent is fine) in lexical order; later assignments win; an
- * empty assignment ("Key=") resets the key to its default. On failure *err
- * names the file, line and problem, and *ret is untouched.
+ * Where drop-ins are read from, most important first: the site's
+ * (coredam.conf.d beside the main file), and for the installed main file
+ * also the runtime's (/run/coredam/coredam.conf.d) and the package's
+ * (PREFIX/lib/coredam/coredam.conf.d). @list is NULL-terminated.
  */
-int coredam_config_load(const char *main_file, const char *dropin_dir,
+struct coredam_dropin_dirs {
+	char dir[3][PATH_MAX];
+	const char *list[4];
+};
+
+/*
+ * Fill @d for @main_file; @site, if not NULL, is the site's directory in
+ * place of the one beside @main_file.
+ */
+void coredam_config_dropin_dirs(const char *main_file, const char *site, struct coredam_dropin_dirs *d);
+
+/*
+ * Load @main_file (absent is fine: defaults) and then every "*.conf" in
+ * the directories @dropin_dirs (NULL-terminated, most important first;
+ * absent directories are fine), in lexical order of their names across
+ * all of them. A name in a more important directory hides the same name
+ * in the others, and a link to /dev/null hides it and is not read (as
+ * systemd's drop-ins). Later assignments win, but each assignment to a
+ * list key (Devices=, PressureCgroups=) adds to it; an empty assignment
+ * ("Key=") resets the key to its default. On failure *err names the
+ * file, line and problem, and *ret is untouched.
+ */
+int coredam_config_load(const char *main_file, const char *const *dropin_dirs,
 			struct coredam_config *ret, struct coredam_config_error *err);
 
 /*
@@ -92,16 +114,13 @@ int coredam_config_load(const char *main_file, const char *dropin_dir,
  * is returned and named in *err as above.
  */
 #define COREDAM_CONFIG_LENIENT 1U
-int coredam_config_load_full(const char *main_file, const char *dropin_dir, unsigned int flags,
+int coredam_config_load_full(const char *main_file, const char *const *dropin_dirs, unsigned int flags,
 			     struct coredam_config *ret, struct coredam_config_error *err);
 
 /*
- * The default drop-in directory of @main_file: "coredam.conf.d" in the
- * directory of @main_file (silently cut to @size).
+ * Parse one "Key=value" of [Section] into @cfg (used by "coredamctl set"
+ * too); for a list key, add to it.
  */
-void coredam_config_dropin_dir(const char *main_file, char *buf, size_t size);
-
-/* Parse one "Key=value" of [Section] into @cfg (used by "coredamctl set" too). */
 int coredam_config_set(struct coredam_config *cfg, const char *section, const char *key,
 		       const char *value, char *errbuf, size_t errsize);
 
@@ -127,6 +146,7 @@ int coredam_config_format(const struct coredam_config *cfg, char *buf, size_t si
  * there is none), and the name of the key at index @i (NULL past the last).
  */
 int coredam_config_key_index(const char *section, const char *name);
+bool coredam_config_key_is_list(const char *section, const char *name);
 const char *coredam_config_key_name(size_t i);
 
 #endif

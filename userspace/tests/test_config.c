@@ -2,6 +2,10 @@
 #include "config.h"
 #include "test.h"
 #include "macro.h"
+#include "paths.h"
+
+/* one drop-in directory */
+#define DIRS(dir) ((const char *const[]){ (dir), NULL })
 
 TEST(config_defaults)
 {
@@ -9,7 +13,7 @@ TEST(config_defaults)
 	struct coredam_config_error e;
 
 	/* no file, no drop-in dir: the documented defaults */
-	CHECK(coredam_config_load(tpath("none.conf"), tpath("none.d"), &c, &e) == 0);
+	CHECK(coredam_config_load(tpath("none.conf"), DIRS(tpath("none.d")), &c, &e) == 0);
 	CHECK_STREQ(c.cgroup, "/coredump.slice");
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_FIXED);
 	CHECK_EQ_INT(c.write_bps, 10000000);
@@ -45,7 +49,7 @@ TEST(config_good_and_every_unit)
 	       "PressureTarget=20%\nPressureWindow=2s\nStep=1M\nBackoff=0.25\nHoldIntervals=3\n"
 	       "PressureCgroups=/system.slice /user.slice\n"
 	       "[Space]\nFreeSpaceFloor=2G 10%\nMarkIncomplete=no\n");
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 	CHECK(c.require_kernel_support);
 	CHECK_EQ_INT(c.interval_usec, 500000);
@@ -89,7 +93,7 @@ TEST(config_dropin_order)
 	mkfile("c/coredam.conf.d/90-c.conf", "[Limits]\nQueueCap=\n"); /* reset to default */
 	mkfile("c/coredam.conf.d/99-ignored.conf.disabled", "garbage\n");
 	mkfile("c/coredam.conf.d/.hidden.conf", "garbage\n");
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
 	CHECK_EQ_INT(c.write_bps, 40000000);
 	CHECK_EQ_INT(c.concurrency, 3);
 	CHECK_EQ_INT(c.queue_cap, 64);
@@ -143,7 +147,7 @@ TEST(config_bad_dropin_named)
 	mkfile("c/coredam.conf", "[Limits]\nWriteBandwidth=20M\n");
 	mkfile("c/coredam.conf.d/10-ok.conf", "[Limits]\nConcurrency=3\n");
 	mkfile("c/coredam.conf.d/20-bad.conf", "[Limits]\nConcurrency=3\nQueueCap=many\n");
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) < 0);
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) < 0);
 	CHECK_STREQ(e.file, tpath("c/coredam.conf.d/20-bad.conf"));
 	CHECK_EQ_INT(e.line, 3);
 }
@@ -160,7 +164,7 @@ TEST(config_dropin_set)
 	s = slurp("c/coredam.conf.d/50-coredamctl.conf");
 	CHECK(s && strstr(s, "[Limits]\nWriteBandwidth=35M\n") && strstr(s, "[Agent]\nMode=adaptive\n"));
 	free(s);
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
 	CHECK_EQ_INT(c.write_bps, 35000000);
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 }
@@ -255,21 +259,43 @@ TEST(config_long_lines_and_nul_bytes)
 {
 	struct coredam_config c;
 	struct coredam_config_error e;
-	char text[400];
 	static const char nul[] = "[Agent]\nMode=fixed\0Mode=adaptive\n";
+	size_t big = 70000;
+	char *text = malloc(big + 64);
 
-	/* libinih reads a long line in pieces: the tail of a comment must not become an assignment */
-	snprintf(text, sizeof(text), "[Agent]\n# %0196d" "Mode=adaptive\n", 0);
-	expect_error(text, 2, "line too long (at most 198 characters");
-	/* 198 characters are fine */
-	snprintf(text, sizeof(text), "[Agent]\n# %0196d\nMode=adaptive\n", 0);
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	/* a line is one line however long: a long comment hides nothing after it */
+	snprintf(text, big + 64, "[Agent]\n# %0*dMode=adaptive\nInterval=2s\n", 10000, 0);
 	mkfile("ok.conf", text);
 	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
-	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
-	/* so is a last line without its newline */
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_FIXED);
+	CHECK_EQ_INT(c.interval_usec, 2000000);
+	/* a long value (the lists take 1023 characters) on one line */
+	snprintf(text, big + 64, "[Adaptive]\nPressureCgroups=%0*d\n", 1000, 0);
+	text[strlen("[Adaptive]\nPressureCgroups=")] = '/';
+	mkfile("ok.conf", text);
+	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_EQ_INT(strlen(c.pressure_cgroups), 1000);
+	/* past 64 KiB a line is refused, not cut */
+	snprintf(text, big + 64, "[Agent]\n# %0*d\n", (int)big, 0);
+	expect_error(text, 2, "line too long (at most 65536 characters");
+	free(text);
+	/* a last line without its newline counts */
 	mkfile("ok.conf", "[Agent]\nMode=adaptive");
 	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+	/* a UTF-8 byte order mark, CR LF line ends and white space around = */
+	mkfile("ok.conf", "\xef\xbb\xbf[Agent]\r\n  Mode = adaptive \r\n\t; comment\r\n[Limits]\r\nConcurrency=\t3\r\n");
+	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+	CHECK_EQ_INT(c.concurrency, 3);
+	/* what is not a section, an assignment or a comment */
+	expect_error("[Agent]\nMode adaptive\n", 2, "syntax error");
+	expect_error("[Agent\nMode=adaptive\n", 1, "syntax error");
+	expect_error("[]\n", 1, "syntax error");
+	expect_error("[Agent]\n=adaptive\n", 2, "syntax error");
 
 	/* a NUL byte would hide the rest of its line */
 	mkfile_bytes("nul.conf", nul, sizeof(nul) - 1);
@@ -278,11 +304,88 @@ TEST(config_long_lines_and_nul_bytes)
 	CHECK(strstr(e.msg, "NUL byte") != NULL);
 }
 
+/* systemd's rules for drop-ins: /etc over /run over the package's, masks, lists that add up. */
+TEST(config_dropin_layers_masks_and_lists)
+{
+	struct coredam_config c;
+	struct coredam_config_error e;
+	char etc[PATH_MAX], run[PATH_MAX], lib[PATH_MAX];
+	const char *const dirs[] = { etc, run, lib, NULL };
+
+	/* copies: tpath() hands out a ring of buffers that mkfile() uses too */
+	snprintf(etc, sizeof(etc), "%s", tpath("y/etc.d"));
+	snprintf(run, sizeof(run), "%s", tpath("y/run.d"));
+	snprintf(lib, sizeof(lib), "%s", tpath("y/lib.d"));
+
+	mkfile("y/coredam.conf", "[Limits]\nConcurrency=2\n[Devices]\nDevices=/dev/vda\n");
+	/* the package's: one hidden by /run, one masked by /etc, one read */
+	mkfile("y/lib.d/10-vendor.conf", "[Limits]\nConcurrency=9\nQueueCap=5\n");
+	mkfile("y/lib.d/20-masked.conf", "[Limits]\nWaitTimeout=5s\n");
+	mkfile("y/lib.d/30-read.conf", "[Agent]\nMode=adaptive\n[Devices]\nDevices=/dev/vdb 8:16\n");
+	mkfile("y/run.d/10-vendor.conf", "[Limits]\nConcurrency=4\n");
+	/* sorted by name across the layers: 40-site.conf comes after 30-read.conf */
+	mkfile("y/etc.d/40-site.conf", "[Devices]\nDevices=/dev/vdc\n[Adaptive]\nPressureCgroups=/a.slice\n"
+				      "PressureCgroups=/b.slice /c.slice\n");
+	(void)unlink(tpath("y/etc.d/20-masked.conf"));
+	CHECK(symlink("/dev/null", tpath("y/etc.d/20-masked.conf")) == 0);
+	CHECK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e) == 0);
+	CHECK_EQ_INT(c.concurrency, 4);
+	CHECK_EQ_INT(c.queue_cap, 64);	/* a hidden file is hidden whole, not merged */
+	CHECK_EQ_INT(c.wait_timeout_usec, 30ULL * 60 * 1000000);
+	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
+	CHECK_STREQ(c.devices, "/dev/vda /dev/vdb 8:16 /dev/vdc");
+	/* the default keyword is replaced by the first list, not added to */
+	CHECK_STREQ(c.pressure_cgroups, "/a.slice /b.slice /c.slice");
+
+	/* an empty assignment empties a list (to its default); a keyword replaces it */
+	mkfile("y/etc.d/50-reset.conf", "[Devices]\nDevices=\nDevices=/dev/vdd\n[Adaptive]\nPressureCgroups=system\n");
+	CHECK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e) == 0);
+	CHECK_STREQ(c.devices, "/dev/vdd");
+	CHECK_STREQ(c.pressure_cgroups, "system");
+	mkfile("y/etc.d/60-after.conf", "[Adaptive]\nPressureCgroups=/d.slice\n");
+	CHECK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e) == 0);
+	CHECK_STREQ(c.pressure_cgroups, "/d.slice");
+	/* --dump-config writes a list as one assignment that reads back the same */
+	{
+		char buf[65536];
+		struct coredam_config d;
+
+		CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
+		mkfile("y/dump.conf", buf);
+		CHECK(coredam_config_load(tpath("y/dump.conf"), NULL, &d, &e) == 0);
+		CHECK_STREQ(d.devices, c.devices);
+		CHECK_STREQ(d.pressure_cgroups, c.pressure_cgroups);
+	}
+	/* a list that grows past what it takes is refused, with its line */
+	{
+		char text[1200];
+
+		snprintf(text, sizeof(text), "[Devices]\nDevices=/dev/%0600d\nDevices=/dev/%0600d\n", 0, 1);
+		expect_error(text, 3, "the list is too long");
+	}
+
+	/* the installed file has the three layers, another only its own */
+	{
+		struct coredam_dropin_dirs d;
+
+		coredam_config_dropin_dirs("/srv/x/coredam.conf", NULL, &d);
+		CHECK_STREQ(d.list[0], "/srv/x/coredam.conf.d");
+		CHECK(d.list[1] == NULL);
+		coredam_config_dropin_dirs("/srv/x/coredam.conf", "/srv/y", &d);
+		CHECK_STREQ(d.list[0], "/srv/y");
+		coredam_config_dropin_dirs(COREDAM_CONF_FILE, NULL, &d);
+		CHECK_STREQ(d.list[0], COREDAM_CONF_DIR "/coredam.conf.d");
+		CHECK_STREQ(d.list[1], "/run/coredam/coredam.conf.d");
+		CHECK_STREQ(d.list[2], COREDAM_PKGLIBDIR "/coredam.conf.d");
+		CHECK(d.list[3] == NULL);
+	}
+}
+
 TEST(config_dropin_set_keeps_meaning)
 {
 	struct coredam_config c;
 	struct coredam_config_error e;
-	char text[2048], value[300], *s;
+	char text[2048], value[1100], *s;
 	size_t o = 0;
 
 	/* more assignments than the editor keeps, but only a few keys: found by fuzz_config */
@@ -291,11 +394,11 @@ TEST(config_dropin_set_keeps_meaning)
 		o += snprintf(text + o, sizeof(text) - o, "Concurrency=%d\n", i);
 	mkfile("c/coredam.conf.d/50-coredamctl.conf", text);
 	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "adaptive") == 0);
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), tpath("c/coredam.conf.d"), &c, &e) == 0);
+	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
 	CHECK_EQ_INT(c.concurrency, 69);
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 
-	/* a value too long for a line is refused, the file left as it was */
+	/* a value longer than any key takes is refused, the file left as it was */
 	s = slurp("c/coredam.conf.d/50-coredamctl.conf");
 	memset(value, 'a', sizeof(value) - 1);
 	value[0] = '/';
@@ -368,11 +471,11 @@ TEST(config_lenient_keeps_every_good_line)
 	mkfile("l/coredam.conf.d/20-b.conf", "[Limits]\nWaitTimeout=0\nQueueCap=7\n");
 	/* strict, as coredamd loads: refused, the first problem named */
 	coredam_config_init(&c);
-	CHECK(coredam_config_load(tpath("l/coredam.conf"), tpath("l/coredam.conf.d"), &c, &e) < 0);
+	CHECK(coredam_config_load(tpath("l/coredam.conf"), DIRS(tpath("l/coredam.conf.d")), &c, &e) < 0);
 	CHECK_EQ_INT(e.line, 4);
 	CHECK_STREQ(c.control_socket, "/run/coredam/control.sock");
 	/* lenient */
-	CHECK(coredam_config_load_full(tpath("l/coredam.conf"), tpath("l/coredam.conf.d"), COREDAM_CONFIG_LENIENT,
+	CHECK(coredam_config_load_full(tpath("l/coredam.conf"), DIRS(tpath("l/coredam.conf.d")), COREDAM_CONFIG_LENIENT,
 				       &c, &e) < 0);
 	CHECK(strstr(e.file, "l/coredam.conf") != NULL);
 	CHECK_EQ_INT(e.line, 4);
