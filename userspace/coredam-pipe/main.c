@@ -111,17 +111,18 @@ static int join_cgroup(const struct coredam_roots *roots, const char *cg, char *
 	} else {
 		r = coredam_cg2_mount(roots->proc, mnt, sizeof(mnt));
 		if (r < 0)
-			return snprintf(why, whysize, "no cgroup2 mount in %s/self/mountinfo", roots->proc), r;
+			return error_msg(why, whysize, r,
+					 "no cgroup2 mount in %s/self/mountinfo", roots->proc);
 	}
 	r = open_dir_at(AT_FDCWD, mnt, &rootfd);
 	if (r < 0)
-		return snprintf(why, whysize, "%s: %s", mnt, strerror(-r)), r;
+		return error_msg(why, whysize, r, "%s: %s", mnt, strerror(-r));
 	r = coredam_cg_open(rootfd, cg, false, &cgfd);
 	if (r < 0)
-		return snprintf(why, whysize, "%s%s: %s (coredamd creates it)", mnt, cg, strerror(-r)), r;
+		return error_msg(why, whysize, r, "%s%s: %s (coredamd creates it)", mnt, cg, strerror(-r));
 	r = coredam_cg_attach(cgfd, getpid());
 	if (r < 0)
-		return snprintf(why, whysize, "%s%s/cgroup.procs: %s", mnt, cg, strerror(-r)), r;
+		return error_msg(why, whysize, r, "%s%s/cgroup.procs: %s", mnt, cg, strerror(-r));
 	return 0;
 }
 

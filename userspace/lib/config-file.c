@@ -35,18 +35,6 @@ struct line_reader {
 	enum { LINE_OK, LINE_TOO_LONG, LINE_NUL, LINE_SYNTAX, LINE_REFUSED } bad;
 };
 
-static char *strip(char *s)
-{
-	char *e;
-
-	s += strspn(s, " \t");
-	e = s + strlen(s);
-	while (e > s && strchr(" \t\r\n", e[-1]))
-		e--;
-	*e = '\0';
-	return s;
-}
-
 /*
  * The syntax systemd's configuration files have: "[Section]" lines,
  * "Key=value" lines (white space around key and value ignored, the value
@@ -80,7 +68,7 @@ static int conf_parse(struct line_reader *lr, conf_handler handler, void *user)
 		s = buf;
 		if (lr->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
 			s += 3;	/* a UTF-8 byte order mark */
-		s = strip(s);
+		s = strstrip(s);
 		if (!*s || *s == '#' || *s == ';')
 			continue;
 		if (*s == '[') {
@@ -101,7 +89,7 @@ static int conf_parse(struct line_reader *lr, conf_handler handler, void *user)
 			return lr->line;
 		}
 		*eq = '\0';
-		if (handler(user, section, strip(s), strip(eq + 1)) < 0) {
+		if (handler(user, section, strstrip(s), strstrip(eq + 1)) < 0) {
 			lr->bad = LINE_REFUSED;
 			return lr->line;
 		}

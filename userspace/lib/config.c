@@ -141,7 +141,7 @@ static int parse_floor(struct coredam_config *cfg, const struct key *k, const ch
 	int r;
 
 	if (strlen(value) >= sizeof(buf))
-		return snprintf(errbuf, errsize, "%s=: value too long", k->name), -EINVAL;
+		return error_msg(errbuf, errsize, -EINVAL, "%s=: value too long", k->name);
 	strcpy(buf, value);
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		size_t l = strlen(tok);
@@ -150,14 +150,14 @@ static int parse_floor(struct coredam_config *cfg, const struct key *k, const ch
 			tok[l - 1] = '\0';
 			r = parse_u32(tok, &pct);
 			if (r < 0 || pct > 100)
-				return snprintf(errbuf, errsize, "%s=%s: bad percentage \"%s%%\"", k->name, value,
-						tok), -EINVAL;
+				return error_msg(errbuf, errsize, -EINVAL,
+						 "%s=%s: bad percentage \"%s%%\"", k->name, value, tok);
 		} else {
 			r = parse_size(tok, 1024, &bytes);
 			if (r < 0)
-				return snprintf(errbuf, errsize,
-						"%s=%s: expected a size, a percentage or both (1G 5%%)", k->name,
-						value), r;
+				return error_msg(errbuf, errsize, r,
+						 "%s=%s: expected a size, a percentage or both (1G 5%%)",
+						 k->name, value);
 		}
 	}
 	cfg->free_floor_bytes = bytes;
@@ -220,13 +220,13 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		else if (strcmp(value, "adaptive") == 0)
 			cfg->mode = COREDAM_MODE_ADAPTIVE;
 		else
-			return snprintf(errbuf, errsize, "%s=%s: expected \"fixed\" or \"adaptive\"",
-					k->name, value), -EINVAL;
+			return error_msg(errbuf, errsize, -EINVAL,
+					 "%s=%s: expected \"fixed\" or \"adaptive\"", k->name, value);
 		return 0;
 	case T_BOOL:
 		r = parse_bool(value, &b);
 		if (r < 0)
-			return snprintf(errbuf, errsize, "%s=%s: expected yes or no", k->name, value), r;
+			return error_msg(errbuf, errsize, r, "%s=%s: expected yes or no", k->name, value);
 		*(bool *)field = b;
 		return 0;
 	case T_DESTINATION:
@@ -237,35 +237,35 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		/* fall through */
 	case T_PATH:
 		if (value[0] != '/')
-			return snprintf(errbuf, errsize, "%s=%s: expected an absolute path", k->name, value),
-			       -EINVAL;
+			return error_msg(errbuf, errsize, -EINVAL,
+					 "%s=%s: expected an absolute path", k->name, value);
 		/* fall through */
 	case T_STRING:
 	case T_LIST:
 		if (strlen(value) >= (k->type == T_PATH || k->type == T_DESTINATION ? PATH_MAX : 1024))
-			return snprintf(errbuf, errsize, "%s=: value too long", k->name), -ENAMETOOLONG;
+			return error_msg(errbuf, errsize, -ENAMETOOLONG, "%s=: value too long", k->name);
 		strcpy((char *)field, value);
 		return 0;
 	case T_CGROUP:
 		r = coredam_cg_path_valid(value);
 		if (r < 0)
-			return snprintf(errbuf, errsize,
-					"%s=%s: expected an absolute cgroup path below the root, such as /coredump.slice",
-					k->name, value), r;
+			return error_msg(errbuf, errsize, r,
+					 "%s=%s: expected an absolute cgroup path below the root, such as /coredump.slice",
+					 k->name, value);
 		strcpy((char *)field, value);
 		return 0;
 	case T_DURATION:
 		r = parse_duration(value, &u64);
 		if (r < 0)
-			return snprintf(errbuf, errsize, "%s=%s: not a duration (use e.g. 30s, 500ms, 2min)",
-					k->name, value), r;
+			return error_msg(errbuf, errsize, r,
+					 "%s=%s: not a duration (use e.g. 30s, 500ms, 2min)", k->name, value);
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_SIZE:
 		r = parse_size(value, 1024, &u64);
 		if (r < 0)
-			return snprintf(errbuf, errsize, "%s=%s: not a size (use e.g. 1M, 512K)", k->name, value),
-			       r;
+			return error_msg(errbuf, errsize, r,
+					 "%s=%s: not a size (use e.g. 1M, 512K)", k->name, value);
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_SIZE_MAX:
@@ -282,15 +282,17 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 	case T_U32_POS:
 		r = parse_u32(value, &u32);
 		if (r < 0 || (k->type == T_U32_POS && u32 == 0))
-			return snprintf(errbuf, errsize, "%s=%s: expected a%s integer", k->name, value,
-					k->type == T_U32_POS ? " positive" : "n unsigned"), r < 0 ? r : -ERANGE;
+			return error_msg(errbuf, errsize, r < 0 ? r : -ERANGE,
+					 "%s=%s: expected a%s integer",
+					 k->name, value, k->type == T_U32_POS ? " positive" : "n unsigned");
 		*(uint32_t *)field = u32;
 		return 0;
 	case T_FRACTION:
 		r = parse_fraction(value, &d);
 		if (r < 0)
-			return snprintf(errbuf, errsize, "%s=%s: expected a percentage between 0%% and 100%%",
-					k->name, value), r;
+			return error_msg(errbuf, errsize, r,
+					 "%s=%s: expected a percentage between 0%% and 100%%",
+					 k->name, value);
 		*(double *)field = d;
 		return 0;
 	case T_FLOOR:
@@ -333,11 +335,10 @@ static int add_to_list(struct coredam_config *cfg, const struct key *k, const ch
 
 	if (!*cur || list_keyword(cur) || list_keyword(value))
 		return set_value(cfg, k, value, errbuf, errsize);
-	if (xsnprintf(joined, sizeof(joined), "%s %s", cur, value) < 0) {
-		(void)snprintf(errbuf, errsize, "%s=: the list is too long (at most %zu characters in all)",
-			       k->name, sizeof(joined) - 1);
-		return -ENAMETOOLONG;
-	}
+	if (xsnprintf(joined, sizeof(joined), "%s %s", cur, value) < 0)
+		return error_msg(errbuf, errsize, -ENAMETOOLONG,
+				 "%s=: the list is too long (at most %zu characters in all)", k->name,
+				 sizeof(joined) - 1);
 	return set_value(cfg, k, joined, errbuf, errsize);
 }
 
@@ -356,13 +357,10 @@ int coredam_config_set(struct coredam_config *cfg, const char *section, const ch
 	bool sec;
 
 	k = find_key(section, key, &sec);
-	if (!k) {
-		if (!sec)
-			snprintf(errbuf, errsize, "unknown section [%s]", section);
-		else
-			snprintf(errbuf, errsize, "unknown key %s= in [%s]", key, section);
-		return -ENOENT;
-	}
+	if (!k && !sec)
+		return error_msg(errbuf, errsize, -ENOENT, "unknown section [%s]", section);
+	if (!k)
+		return error_msg(errbuf, errsize, -ENOENT, "unknown key %s= in [%s]", key, section);
 	/* "Key=" resets to the default */
 	if (!*value)
 		return set_value(cfg, k, k->def, errbuf, errsize);

@@ -21,11 +21,11 @@ static int check_dir_stat(const struct stat *st, const char *shown, uid_t owner,
 			  char *why, size_t whysize)
 {
 	if (st->st_uid != owner && !(root_ok && st->st_uid == 0))
-		return snprintf(why, whysize, "%s: owned by uid %u, not %u", shown, (unsigned)st->st_uid,
-				(unsigned)owner), -EPERM;
+		return error_msg(why, whysize, -EPERM,
+				 "%s: owned by uid %u, not %u", shown, (unsigned)st->st_uid, (unsigned)owner);
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX)))
-		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", shown,
-				(unsigned)(st->st_mode & 07777)), -EPERM;
+		return error_msg(why, whysize, -EPERM, "%s: writable by group or others (mode %04o)", shown,
+				 (unsigned)(st->st_mode & 07777));
 	return 0;
 }
 
@@ -34,9 +34,9 @@ static int check_dir(int fd, const char *shown, uid_t owner, bool last, char *wh
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
-		return snprintf(why, whysize, "%s: fstat: %s", shown, strerror(errno)), -errno;
+		return error_msg(why, whysize, -errno, "%s: fstat: %s", shown, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return snprintf(why, whysize, "%s: not a directory", shown), -ENOTDIR;
+		return error_msg(why, whysize, -ENOTDIR, "%s: not a directory", shown);
 	/* the destination itself is @owner's; its ancestors may be root's */
 	return check_dir_stat(&st, shown, owner, !last, last, why, whysize);
 }
@@ -50,21 +50,21 @@ int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysi
 	int r;
 
 	if (dir[0] != '/')
-		return snprintf(why, whysize, "%s: not an absolute path", dir), -EINVAL;
+		return error_msg(why, whysize, -EINVAL, "%s: not an absolute path", dir);
 	r = xsnprintf(buf, sizeof(buf), "%s", dir);
 	if (r < 0)
-		return snprintf(why, whysize, "destination path too long"), r;
+		return error_msg(why, whysize, r, "destination path too long");
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return snprintf(why, whysize, "/: %s", strerror(errno)), -errno;
+		return error_msg(why, whysize, -errno, "/: %s", strerror(errno));
 	p = strtok_r(buf, "/", &save);
 	if (!p)
-		return snprintf(why, whysize, "/ cannot be the destination"), -EINVAL;
+		return error_msg(why, whysize, -EINVAL, "/ cannot be the destination");
 	for (; p; p = strtok_r(NULL, "/", &save)) {
 		int nfd;
 
 		if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
-			return snprintf(why, whysize, "%s: \".\" and \"..\" are not allowed", dir), -EINVAL;
+			return error_msg(why, whysize, -EINVAL, "%s: \".\" and \"..\" are not allowed", dir);
 		/* ancestors must hold still: root's (or @owner's), no one else may write them unless sticky */
 		r = check_dir(fd, so ? shown : "/", owner, false, why, whysize);
 		if (r < 0)
@@ -79,9 +79,10 @@ int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysi
 				struct stat st;
 
 				if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-					return snprintf(why, whysize, "%s: is a symbolic link", shown), -ELOOP;
+					return error_msg(why, whysize, -ELOOP,
+							 "%s: is a symbolic link", shown);
 			}
-			return snprintf(why, whysize, "%s: %s", shown, strerror(-r)), r;
+			return error_msg(why, whysize, r, "%s: %s", shown, strerror(-r));
 		}
 		close(fd);
 		fd = nfd;
@@ -99,7 +100,7 @@ static int check_helper_dir(const char *path, uid_t owner, bool last, char *why,
 	struct stat st;
 
 	if (stat(path, &st) < 0)
-		return snprintf(why, whysize, "%s: %s", path, strerror(errno)), -errno;
+		return error_msg(why, whysize, -errno, "%s: %s", path, strerror(errno));
 	return check_dir_stat(&st, path, owner, true, last, why, whysize);
 }
 
@@ -111,22 +112,22 @@ int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t w
 	int r;
 
 	if (path[0] != '/')
-		return snprintf(why, whysize, "%s: not an absolute path", path), -EINVAL;
+		return error_msg(why, whysize, -EINVAL, "%s: not an absolute path", path);
 	if (!realpath(path, real))
-		return snprintf(why, whysize, "%s: %s", path, strerror(errno)), -errno;
+		return error_msg(why, whysize, -errno, "%s: %s", path, strerror(errno));
 	if (stat(real, &st) < 0)
-		return snprintf(why, whysize, "%s: %s", real, strerror(errno)), -errno;
+		return error_msg(why, whysize, -errno, "%s: %s", real, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return snprintf(why, whysize, "%s: not a regular file", real), -EINVAL;
+		return error_msg(why, whysize, -EINVAL, "%s: not a regular file", real);
 	if (!(st.st_mode & S_IXUSR))
-		return snprintf(why, whysize, "%s: not executable (mode %04o)", real, (unsigned)(st.st_mode & 07777)),
-		       -EACCES;
+		return error_msg(why, whysize, -EACCES,
+				 "%s: not executable (mode %04o)", real, (unsigned)(st.st_mode & 07777));
 	if (st.st_uid != owner)
-		return snprintf(why, whysize, "%s: owned by uid %u, not %u", real, (unsigned)st.st_uid,
-				(unsigned)owner), -EPERM;
+		return error_msg(why, whysize, -EPERM,
+				 "%s: owned by uid %u, not %u", real, (unsigned)st.st_uid, (unsigned)owner);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return snprintf(why, whysize, "%s: writable by group or others (mode %04o)", real,
-				(unsigned)(st.st_mode & 07777)), -EPERM;
+		return error_msg(why, whysize, -EPERM, "%s: writable by group or others (mode %04o)", real,
+				 (unsigned)(st.st_mode & 07777));
 	/*
 	 * Whoever may write a directory on the way may put another program
 	 * in its place: each is @owner's or root's and writable by nobody

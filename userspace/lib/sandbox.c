@@ -25,6 +25,7 @@
 
 #include "sandbox.h"
 #include "macro.h"
+#include "string-util.h"
 
 #if defined(__x86_64__)
 #define SANDBOX_ARCH AUDIT_ARCH_X86_64
@@ -134,18 +135,18 @@ static int mounts_enter(const char *writable, char *why, size_t whysize)
 	int r;
 
 	if (unshare(CLONE_NEWNS) < 0)
-		return r = -errno, snprintf(why, whysize, "unshare(CLONE_NEWNS): %s", strerror(-r)), r;
+		return error_msg(why, whysize, -errno, "unshare(CLONE_NEWNS): %s", strerror(errno));
 	/* nothing done here may reach the machine's mount table */
 	if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return r = -errno, snprintf(why, whysize, "making / private: %s", strerror(-r)), r;
+		return error_msg(why, whysize, -errno, "making / private: %s", strerror(errno));
 	r = mount_attr("/", AT_RECURSIVE, locked, 0);
 	if (r < 0)
-		return snprintf(why, whysize, "making every mount read-only: %s", strerror(-r)), r;
+		return error_msg(why, whysize, r, "making every mount read-only: %s", strerror(-r));
 	if (syscall(SYS_mount, writable, writable, NULL, MS_BIND, NULL) < 0)
-		return r = -errno, snprintf(why, whysize, "bind mount of %s: %s", writable, strerror(-r)), r;
+		return error_msg(why, whysize, -errno, "bind mount of %s: %s", writable, strerror(errno));
 	r = mount_attr(writable, 0, 0, MOUNT_ATTR_RDONLY);
 	if (r < 0)
-		return snprintf(why, whysize, "making %s writable: %s", writable, strerror(-r)), r;
+		return error_msg(why, whysize, r, "making %s writable: %s", writable, strerror(-r));
 	return 0;
 }
 
@@ -154,23 +155,23 @@ static int caps_drop(char *why, size_t whysize)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
-	int r;
 
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 		  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)
-		return r = -errno, snprintf(why, whysize, "securebits: %s", strerror(-r)), r;
+		return error_msg(why, whysize, -errno, "securebits: %s", strerror(errno));
 	for (unsigned long cap = 0;; cap++) {
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
 			continue;
 		if (errno == EINVAL && cap > 0)
 			break;	/* past the kernel's last capability */
-		return r = -errno, snprintf(why, whysize, "bounding set, capability %lu: %s", cap, strerror(-r)), r;
+		return error_msg(why, whysize, -errno,
+				 "bounding set, capability %lu: %s", cap, strerror(errno));
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return r = -errno, snprintf(why, whysize, "ambient capabilities: %s", strerror(-r)), r;
+		return error_msg(why, whysize, -errno, "ambient capabilities: %s", strerror(errno));
 	if (syscall(SYS_capset, &h, d) < 0)
-		return r = -errno, snprintf(why, whysize, "capset: %s", strerror(-r)), r;
+		return error_msg(why, whysize, -errno, "capset: %s", strerror(errno));
 	return 0;
 }
 
@@ -185,10 +186,10 @@ int coredam_sandbox_enter(const char *writable, char *why, size_t whysize)
 	if (r < 0)
 		return r;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return r = -errno, snprintf(why, whysize, "no_new_privs: %s", strerror(-r)), r;
+		return error_msg(why, whysize, -errno, "no_new_privs: %s", strerror(errno));
 	r = seccomp_enter();
 	if (r < 0)
-		return snprintf(why, whysize, "seccomp filter: %s", strerror(-r)), r;
+		return error_msg(why, whysize, r, "seccomp filter: %s", strerror(-r));
 	return 0;
 }
 
