@@ -214,12 +214,27 @@ static bool read_disk_sectors(struct agent *a, uint64_t *ret)
 }
 
 /*
+ * The directory cores go to under the core_pattern @pat, as
+ * agent_resolve_devices() will find it: Destination= first.
+ */
+static bool pattern_dest(const struct agent *a, const char *pat, char *buf, size_t size)
+{
+	struct coredam_core_pattern cp;
+
+	if (a->cfg.destination[0])
+		return xsnprintf(buf, size, "%s", a->cfg.destination) >= 0;
+	if (coredam_core_pattern_parse(pat, &cp) < 0 || !cp.dir_known)
+		return false;
+	return xsnprintf(buf, size, "%s", cp.dir) >= 0;
+}
+
+/*
  * Observe: everything the tick decides on. Following the dumps (and their
  * log lines) and sampling pressure happen here too.
  */
 static void observe(struct agent *a, struct coredam_tick_in *in)
 {
-	char pat[sizeof(a->core_pattern)];
+	char pat[sizeof(a->core_pattern)], dest[sizeof(a->dest)];
 
 	memset(in, 0, sizeof(*in));
 	in->now_usec = now_usec(CLOCK_MONOTONIC);
@@ -233,10 +248,17 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	in->pressure.triggered = a->triggered;
 	a->triggered = false;
 	a->last_tick_usec = in->now_usec;
-	/* a new core_pattern may name another directory: looked at next tick */
-	in->dest_known = a->dest_known && !in->pattern_changed;
+	/*
+	 * The free space where cores go from now on: after a new core_pattern,
+	 * its directory's, so that the guard lets go (or holds) in this tick,
+	 * not a tick after the first dumps there were skipped.
+	 */
+	if (in->pattern_changed)
+		in->dest_known = pattern_dest(a, pat, dest, sizeof(dest));
+	else
+		in->dest_known = a->dest_known && xsnprintf(dest, sizeof(dest), "%s", a->dest) >= 0;
 	if (in->dest_known)
-		in->space_err = coredam_space_check(&a->cfg, a->dest, &in->space);
+		in->space_err = coredam_space_check(&a->cfg, dest, &in->space);
 	in->have_stats = a->have_last_stats;
 	if (a->have_last_stats) {
 		in->ended = a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED];
