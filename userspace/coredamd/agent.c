@@ -197,29 +197,31 @@ static void add_dev(struct agent *a, const struct coredam_dev_info *d)
 		a->devs[a->n_devs++] = *d;
 }
 
+bool agent_pattern_dest(const struct agent *a, const char *pat, struct coredam_core_pattern *cp, char *buf,
+			size_t size)
+{
+	memset(cp, 0, sizeof(*cp));
+	if (a->cfg.destination[0])
+		return xsnprintf(buf, size, "%s", a->cfg.destination) >= 0;
+	if (coredam_core_pattern_parse(pat, cp) < 0 || !cp->dir_known)
+		return false;
+	return xsnprintf(buf, size, "%s", cp->dir) >= 0;
+}
+
 void agent_resolve_devices(struct agent *a)
 {
 	char *save = NULL, *tok, list[sizeof(a->cfg.devices)];
 	int r;
 
 	a->n_devs = 0;
-	a->dest_known = false;
 	r = coredam_sysctl_read(&a->roots, "kernel.core_pattern", a->core_pattern, sizeof(a->core_pattern));
 	if (r < 0) {
 		log_warning("cannot read kernel.core_pattern: %s", strerror(-r));
 		a->core_pattern[0] = '\0';
 	}
-	if (a->cfg.destination[0]) {
-		snprintf(a->dest, sizeof(a->dest), "%s", a->cfg.destination);
-		a->dest_known = true;
-	} else if (coredam_core_pattern_parse(a->core_pattern, &a->cp) == 0) {
-		if (a->cp.dir_known) {
-			snprintf(a->dest, sizeof(a->dest), "%s", a->cp.dir);
-			a->dest_known = true;
-		}
-		if (a->cp.note[0])
-			log_info("core_pattern \"%s\": %s", a->core_pattern, a->cp.note);
-	}
+	a->dest_known = agent_pattern_dest(a, a->core_pattern, &a->cp, a->dest, sizeof(a->dest));
+	if (a->cp.note[0])
+		log_info("core_pattern \"%s\": %s", a->core_pattern, a->cp.note);
 	if (a->dest_known) {
 		struct coredam_dev_info d;
 

@@ -111,6 +111,13 @@ struct agent {
 int agent_check_kernel(struct agent *a);
 int agent_setup_cgroup(struct agent *a);
 void agent_resolve_devices(struct agent *a);
+/*
+ * Where cores go under the core_pattern @pat: Destination=, else the
+ * directory the pattern names (@cp as read, zeroed when not read; its
+ * note says how the directory was found, or why not). False: unknown.
+ */
+bool agent_pattern_dest(const struct agent *a, const char *pat, struct coredam_core_pattern *cp, char *buf,
+			size_t size);
 int agent_apply_io(struct agent *a);
 bool agent_io_in_force(struct agent *a);
 bool agent_cgroup_gone(struct agent *a);

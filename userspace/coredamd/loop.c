@@ -214,27 +214,13 @@ static bool read_disk_sectors(struct agent *a, uint64_t *ret)
 }
 
 /*
- * The directory cores go to under the core_pattern @pat, as
- * agent_resolve_devices() will find it: Destination= first.
- */
-static bool pattern_dest(const struct agent *a, const char *pat, char *buf, size_t size)
-{
-	struct coredam_core_pattern cp;
-
-	if (a->cfg.destination[0])
-		return xsnprintf(buf, size, "%s", a->cfg.destination) >= 0;
-	if (coredam_core_pattern_parse(pat, &cp) < 0 || !cp.dir_known)
-		return false;
-	return xsnprintf(buf, size, "%s", cp.dir) >= 0;
-}
-
-/*
  * Observe: everything the tick decides on. Following the dumps (and their
  * log lines) and sampling pressure happen here too.
  */
 static void observe(struct agent *a, struct coredam_tick_in *in)
 {
-	char pat[sizeof(a->core_pattern)], dest[sizeof(a->dest)];
+	char pat[sizeof(a->core_pattern)], new_dest[sizeof(a->dest)];
+	const char *dest = a->dest;
 
 	memset(in, 0, sizeof(*in));
 	in->now_usec = now_usec(CLOCK_MONOTONIC);
@@ -253,10 +239,14 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	 * its directory's, so that the guard lets go (or holds) in this tick,
 	 * not a tick after the first dumps there were skipped.
 	 */
-	if (in->pattern_changed)
-		in->dest_known = pattern_dest(a, pat, dest, sizeof(dest));
-	else
-		in->dest_known = a->dest_known && xsnprintf(dest, sizeof(dest), "%s", a->dest) >= 0;
+	if (in->pattern_changed) {
+		struct coredam_core_pattern cp;
+
+		in->dest_known = agent_pattern_dest(a, pat, &cp, new_dest, sizeof(new_dest));
+		dest = new_dest;
+	} else {
+		in->dest_known = a->dest_known;
+	}
 	if (in->dest_known)
 		in->space_err = coredam_space_check(&a->cfg, dest, &in->space);
 	in->have_stats = a->have_last_stats;
