@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "config.h"
 #include "macro.h"
@@ -202,18 +201,9 @@ static int conf_filter(const struct dirent *de)
 	return de->d_name[0] != '.' && l > 5 && strcmp(de->d_name + l - 5, ".conf") == 0;
 }
 
-/* A drop-in as systemd masks one: a link to /dev/null (or /dev/null itself). */
-static bool masked(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
-}
-
 struct dropin_file {
 	char name[256];
 	char path[PATH_MAX];
-	bool masked;
 };
 
 static int dropin_cmp(const void *a, const void *b)
@@ -224,7 +214,9 @@ static int dropin_cmp(const void *a, const void *b)
 /*
  * The drop-ins of every directory of @dirs, a name in an earlier directory
  * hiding the same name in the later ones, sorted by name: *ret (to free)
- * and their number, or -errno (and *err names the directory).
+ * and their number, or -errno (and *err names the directory). A link to
+ * /dev/null masks a name as systemd's does: it hides the others and reads
+ * as empty.
  */
 static int list_dropins(const char *const *dirs, struct dropin_file **ret, struct coredam_config_error *err)
 {
@@ -267,10 +259,8 @@ static int list_dropins(const char *const *dirs, struct dropin_file **ret, struc
 			f = &files[n];
 			/* a name or path too long for the table is no drop-in of ours */
 			if (!seen && xsnprintf(f->name, sizeof(f->name), "%s", name) >= 0 &&
-			    path_join(f->path, sizeof(f->path), *dirs, name) >= 0) {
-				f->masked = masked(f->path);
+			    path_join(f->path, sizeof(f->path), *dirs, name) >= 0)
 				n++;
-			}
 		}
 		for (int i = 0; i < k; i++)
 			free(list[i]);
@@ -413,8 +403,6 @@ int coredam_config_load_full(const char *main_file, const char *const *dropin_di
 	for (int i = 0; i < n; i++) {
 		int k;
 
-		if (files[i].masked)
-			continue;
 		if (r < 0 && !ctx->lenient)
 			break;
 		k = parse_one(ctx, files[i].path);
@@ -453,11 +441,12 @@ struct dropin {
 static int dropin_put(struct dropin *d, const char *section, const char *key, const char *value)
 {
 	struct dropin_entry *e = NULL;
+	bool list = coredam_config_key_is_list(section, key);
 
 	if (strlen(section) >= sizeof(e->section) || strlen(key) >= sizeof(e->key) ||
 	    strlen(value) >= sizeof(e->value))
 		return -E2BIG;
-	for (size_t i = 0; i < d->n && !e && !coredam_config_key_is_list(section, key); i++)
+	for (size_t i = 0; i < d->n && !e && !list; i++)
 		if (strcmp(d->e[i].section, section) == 0 && strcmp(d->e[i].key, key) == 0)
 			e = &d->e[i];
 	if (!e) {
