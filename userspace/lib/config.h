@@ -98,8 +98,8 @@ void coredam_config_dropin_dirs(const char *main_file, const char *site, struct 
  * the directories @dropin_dirs (NULL-terminated, most important first;
  * absent directories are fine), in lexical order of their names across
  * all of them. A name in a more important directory hides the same name
- * in the others, and a link to /dev/null hides it and is not read (as
- * systemd's drop-ins). Later assignments win, but each assignment to a
+ * in the others, so a link to /dev/null, which reads as empty, masks it
+ * (as systemd's drop-ins). Later assignments win, but each assignment to a
  * list key (Devices=, PressureCgroups=) adds to it; an empty assignment
  * ("Key=") resets the key to its default. On failure *err names the
  * file, line and problem, and *ret is untouched.
