@@ -9,6 +9,7 @@
 #include "macro.h"
 #include "alloc-util.h"
 #include "log.h"
+#include "mountinfo.h"
 #include "fileio.h"
 #include "string-util.h"
 #include "parse-util.h"
@@ -441,39 +442,6 @@ int coredam_cg_populated(int cgfd, bool *ret)
 	return 0;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-
-	for (char *p = s; *p; p++) {
-		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
-		    p[3] <= '7') {
-			*w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-			p += 3;
-		} else {
-			*w++ = *p;
-		}
-	}
-	*w = '\0';
-}
-
-/* The mount point (unescaped) and file system type of one mountinfo line. */
-static bool mountinfo_line(const char *line, size_t len, char mnt[static PATH_MAX], char fstype[static 64])
-{
-	_cleanup_free_ char *buf = strndup(line, len);
-	const char *sep;
-
-	if (!buf)
-		return false;
-	/* id parent maj:min root mountpoint options ... - fstype source superopts */
-	sep = strstr(buf, " - ");
-	if (!sep || sscanf(buf, "%*s %*s %*s %*s %4095s", mnt) != 1 || sscanf(sep + 3, "%63s", fstype) != 1)
-		return false;
-	unescape_octal(mnt);
-	return true;
-}
-
 int coredam_cg2_mount(const char *proc_root, char *buf, size_t size)
 {
 	_cleanup_fclose_ FILE *f = NULL;
@@ -490,12 +458,12 @@ int coredam_cg2_mount(const char *proc_root, char *buf, size_t size)
 	if (!f)
 		return -errno;
 	while ((n = getline(&line, &cap, f)) > 0) {
-		char mnt[PATH_MAX], fstype[64];
+		struct coredam_mount m;
 
-		if (!mountinfo_line(line, (size_t)n - (line[n - 1] == '\n'), mnt, fstype) ||
-		    strcmp(fstype, "cgroup2") != 0)
+		if (!coredam_mountinfo_line(line, (size_t)n - (line[n - 1] == '\n'), &m) ||
+		    strcmp(m.fstype, "cgroup2") != 0)
 			continue;
-		return xsnprintf(buf, size, "%s", mnt) < 0 ? -ENAMETOOLONG : 0;
+		return xsnprintf(buf, size, "%s", m.mountpoint) < 0 ? -ENAMETOOLONG : 0;
 	}
 	return -ENOENT;
 }
@@ -507,14 +475,14 @@ void coredam_cg_layout_parse(const char *mountinfo, const char *root, struct cor
 
 	for (const char *p = mountinfo; *p;) {
 		const char *end = strchrnul(p, '\n');
-		char mnt[PATH_MAX], fstype[64];
+		struct coredam_mount m;
 
-		if (mountinfo_line(p, (size_t)(end - p), mnt, fstype)) {
-			if (strcmp(fstype, "cgroup") == 0) {
+		if (coredam_mountinfo_line(p, (size_t)(end - p), &m)) {
+			if (strcmp(m.fstype, "cgroup") == 0) {
 				l.n_v1++;
-			} else if (strcmp(fstype, "cgroup2") == 0 && (!l.v2[0] || strcmp(mnt, root) == 0)) {
-				snprintf(l.v2, sizeof(l.v2), "%s", mnt);
-				v2_at_root = v2_at_root || strcmp(mnt, root) == 0;
+			} else if (strcmp(m.fstype, "cgroup2") == 0 && (!l.v2[0] || strcmp(m.mountpoint, root) == 0)) {
+				snprintf(l.v2, sizeof(l.v2), "%s", m.mountpoint);
+				v2_at_root = v2_at_root || strcmp(m.mountpoint, root) == 0;
 			}
 		}
 		p = *end ? end + 1 : end;

@@ -6,6 +6,7 @@
 #include "devices.h"
 #include "macro.h"
 #include "fileio.h"
+#include "mountinfo.h"
 #include "string-util.h"
 #include "path-util.h"
 
@@ -62,23 +63,6 @@ static const char *not_block_fs(const char *fstype)
 	if (strncmp(fstype, "fuse", 4) == 0)
 		return "FUSE filesystem: its I/O is done by a user-space server";
 	return NULL;
-}
-
-/* Undo mountinfo's octal escapes (\040 for space) in place. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (char *p = s; *p; p++) {
-		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-		    p[3] >= '0' && p[3] <= '7') {
-			*w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-			p += 3;
-		} else {
-			*w++ = *p;
-		}
-	}
-	*w = '\0';
 }
 
 /* Lexically normalize an absolute path: no "//", no "." , ".." resolved, no trailing "/". */
@@ -326,30 +310,20 @@ int coredam_dev_resolve_path(const struct coredam_roots *roots, const char *path
 		return r;
 
 	for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char mnt[PATH_MAX], fstype[64], source[256];
-		unsigned int ma, mn;
-		char *sep;
+		struct coredam_mount m;
 
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS */
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &ma, &mn, mnt) != 3)
-			continue;
-		sep = strstr(line, " - ");
-		if (!sep || sscanf(sep + 3, "%63s %255s", fstype, source) != 2)
-			continue;
-		unescape(mnt);
-		if (!is_prefix_dir(mnt, norm))
+		if (!coredam_mountinfo_line(line, strlen(line), &m) || !is_prefix_dir(m.mountpoint, norm))
 			continue;
 		/* longest match wins; among equals the later (upper) mount wins */
-		if (found && strlen(mnt) < best)
+		if (found && strlen(m.mountpoint) < best)
 			continue;
-		best = strlen(mnt);
+		best = strlen(m.mountpoint);
 		found = true;
-		snprintf(info.mountpoint, sizeof(info.mountpoint), "%s", mnt);
-		snprintf(info.fstype, sizeof(info.fstype), "%s", fstype);
-		snprintf(info.source, sizeof(info.source), "%s", source);
-		unescape(info.source);
-		info.fs_major = ma;
-		info.fs_minor = mn;
+		snprintf(info.mountpoint, sizeof(info.mountpoint), "%s", m.mountpoint);
+		snprintf(info.fstype, sizeof(info.fstype), "%s", m.fstype);
+		snprintf(info.source, sizeof(info.source), "%s", m.source);
+		info.fs_major = m.major;
+		info.fs_minor = m.minor;
 	}
 	if (!found)
 		return -ENOENT;
