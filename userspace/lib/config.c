@@ -188,15 +188,12 @@ static int amount_error(const struct key *k, const char *value, int r, char *err
 						   "a rate (use e.g. 50M)";
 
 	if (r == -ERANGE && !none)
-		(void)snprintf(errbuf, errsize, "%s=%s: must be more than 0", k->name, value);
-	else if (r == -ERANGE)
-		(void)snprintf(errbuf, errsize, "%s=%s: 0 is not allowed; %s means %s", k->name, value, none,
-			       strcmp(none, "max") == 0 ? "no limit" : "chosen by the agent");
-	else if (!none)
-		(void)snprintf(errbuf, errsize, "%s=%s: not %s", k->name, value, what);
-	else
-		(void)snprintf(errbuf, errsize, "%s=%s: not %s, or %s", k->name, value, what, none);
-	return r;
+		return error_msg(errbuf, errsize, r, "%s=%s: must be more than 0", k->name, value);
+	if (r == -ERANGE)
+		return error_msg(errbuf, errsize, r, "%s=%s: 0 is not allowed; %s means %s", k->name, value, none,
+				 strcmp(none, "max") == 0 ? "no limit" : "chosen by the agent");
+	return error_msg(errbuf, errsize, r, "%s=%s: not %s%s%s", k->name, value, what, none ? ", or " : "",
+			 none ?: "");
 }
 
 /*

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "string-util.h"
 #include "macro.h"
 #include "time-util.h"
 
@@ -45,29 +46,22 @@ int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const ch
 	int r;
 
 	r = coredam_ctl_set_key(name, &section, &key);
-	if (r < 0) {
-		(void)snprintf(err, errsize, "unknown setting \"%s\"", name);
-		return r;
-	}
+	if (r < 0)
+		return error_msg(err, errsize, r, "unknown setting \"%s\"", name);
 	r = coredam_config_set(&c, section, key, value, err, errsize);
 	if (r < 0)
 		return r;
-	if (c.mode == COREDAM_MODE_ADAPTIVE && (!strcmp(key, "WriteBandwidth") || !strcmp(key, "Concurrency"))) {
-		(void)snprintf(err, errsize,
-			       "%s is the fixed mode's; in adaptive mode the budget moves between floor and ceiling "
-			       "(set those, or mode fixed first)", name);
-		return -EINVAL;
-	}
-	if (c.ceiling_bps && c.floor_bps > c.ceiling_bps) {
-		(void)snprintf(err, errsize, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")", c.floor_bps,
-			       c.ceiling_bps);
-		return -EINVAL;
-	}
-	if (c.concurrency_floor > c.concurrency_ceiling) {
-		(void)snprintf(err, errsize, "concurrency floor (%u) would be above concurrency ceiling (%u)",
-			       c.concurrency_floor, c.concurrency_ceiling);
-		return -EINVAL;
-	}
+	if (c.mode == COREDAM_MODE_ADAPTIVE && (!strcmp(key, "WriteBandwidth") || !strcmp(key, "Concurrency")))
+		return error_msg(err, errsize, -EINVAL,
+				 "%s is the fixed mode's; in adaptive mode the budget moves between floor and ceiling "
+				 "(set those, or mode fixed first)", name);
+	if (c.ceiling_bps && c.floor_bps > c.ceiling_bps)
+		return error_msg(err, errsize, -EINVAL, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")",
+				 c.floor_bps, c.ceiling_bps);
+	if (c.concurrency_floor > c.concurrency_ceiling)
+		return error_msg(err, errsize, -EINVAL,
+				 "concurrency floor (%u) would be above concurrency ceiling (%u)",
+				 c.concurrency_floor, c.concurrency_ceiling);
 	*cfg = c;
 	return 0;
 }

@@ -194,8 +194,11 @@ TEST(config_zero_is_refused_where_none_is_spelled_out)
 	CHECK(strstr(err, "auto means chosen by the agent") != NULL);
 	CHECK_EQ_INT(set1(&c, "Adaptive", "Floor", "0", err, sizeof(err)), -ERANGE);
 	CHECK(strstr(err, "must be more than 0") != NULL);
-	/* each key takes only its own word for none */
+	/* each key takes only its own word for none, and says which */
 	CHECK(set1(&c, "Adaptive", "Floor", "max", err, sizeof(err)) < 0);
+	CHECK_STREQ(err, "Floor=max: not a rate (use e.g. 50M)");
+	CHECK(set1(&c, "Limits", "WriteIOPS", "many", err, sizeof(err)) < 0);
+	CHECK_STREQ(err, "WriteIOPS=many: not a count of operations a second (use e.g. 500, 2K), or max");
 	CHECK(set1(&c, "Limits", "WriteBandwidth", "auto", err, sizeof(err)) < 0);
 	CHECK(set1(&c, "Adaptive", "Ceiling", "max", err, sizeof(err)) < 0);
 	/* infinity, as systemd spells it, and max */
