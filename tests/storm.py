@@ -140,6 +140,7 @@ class StormResult:
     start_ms: int
     synced_ms: int
     total_mb: int = 0     # the crashers' memory, all told (their cores' payload)
+    lifts: int = 0        # the agent's budget changes to no limit (LiftWhenIdle=)
 
     def disk_s(self, disk_bps_write=40_000_000):
         """The disk's own time for the storm's cores, in seconds."""
@@ -220,6 +221,11 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
     cores = res.json_lines("cores.json") if res.path("cores.json").exists() else []
     stats = res.text("stats").strip() if res.path("stats").exists() else ""
     pipe_stats = name_values(res.text("pipe-stats")) if res.path("pipe-stats").exists() else {}
+    # lifts once the storm began (the agent may lift before the probes start)
+    log = res.text("agent.log") if res.path("agent.log").exists() else ""
+    storm_log = log[log.find("event=dump-start"):] if "event=dump-start" in log else ""
+    lifts = sum(1 for line in storm_log.splitlines()
+                if "event=budget" in line and "write_bps=max" in line.split())
     return StormResult(
         setup=setup.name, scenario=scenario.name, crashes=crashes, mb=mb, probes=probes,
         cores_found=len(cores),
@@ -229,7 +235,7 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
         exit_s=(end - start) / 1000.0, drain_s=(synced - start) / 1000.0,
         mem_peak=_int_file(res, "crashers.peak"), dump_mem_peak=_int_file(res, "dump.peak"),
         stats=stats, pipe_stats=pipe_stats, start_ms=start, synced_ms=synced,
-        total_mb=sum(sizes))
+        total_mb=sum(sizes), lifts=lifts)
 
 
 def window_stats(r, mode, length_s):

@@ -682,7 +682,8 @@ int agent_set(struct agent *a, const char *name, const char *value, char *err, s
 		if (mode_change || a->cfg.mode == COREDAM_MODE_FIXED) {
 			coredam_budget_init(&a->params, &a->budget);
 		} else {
-			struct coredam_pressure_sample s = { .foreground = a->params.target }; /* hold */
+			/* hold, lifted or not */
+			struct coredam_pressure_sample s = { .foreground = a->params.target, .others_idle = true };
 
 			coredam_budget_step(&a->params, &keep, &s, &a->budget);
 		}

@@ -50,6 +50,8 @@ struct psi_source {
 	int trigger_fd;
 	uint64_t last_total;
 	bool have_total;
+	uint64_t last_ios;	/* requests to the dump devices, from io.stat */
+	bool have_ios;
 	bool held;		/* held a dumper at the last look: not counted */
 };
 
@@ -135,7 +137,7 @@ int agent_set(struct agent *a, const char *name, const char *value, char *err, s
 /* pressure.c */
 void pressure_setup(struct agent *a);
 void pressure_close(struct agent *a);
-double pressure_sample(struct agent *a, uint64_t now);
+double pressure_sample(struct agent *a, uint64_t now, bool *ret_others_idle);
 /* @cgroup ("" for the system) holds a dumper or a pipe helper at the last look */
 bool pressure_holds_dumper(const struct agent *a, const char *cgroup);
 /* Mark a pressure source as holding a dumper or not, logging a change (event=pressure-source) */

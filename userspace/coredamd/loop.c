@@ -230,7 +230,7 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	in->io_in_force = in->pattern_changed || agent_io_in_force(a);
 	track_dumps(a);
 	in->have_disk = read_disk_sectors(a, &in->disk_sectors);
-	in->pressure.foreground = pressure_sample(a, in->now_usec);
+	in->pressure.foreground = pressure_sample(a, in->now_usec, &in->pressure.others_idle);
 	in->pressure.triggered = a->triggered;
 	a->triggered = false;
 	a->last_tick_usec = in->now_usec;

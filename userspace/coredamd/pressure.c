@@ -13,6 +13,11 @@
  * cgroup below it that holds no dumper and whose parent does (none when
  * the dumper is in the watched cgroup itself, as a service's processes
  * are: its other processes' stalls are then not seen until the dump ends).
+ *
+ * The same cgroups tell whether anybody else uses the disk: the requests
+ * their io.stat counts on the dump devices. An interval in which none of
+ * the counted ones made one leaves the disk to the dumps (LiftWhenIdle=).
+ * /proc/pressure/io has no such count: with it the disk is never idle.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,9 +25,9 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "log.h"
+#include "iostat.h"
 #include "psi.h"
 #include "macro.h"
-#include "log.h"
 #include "string-util.h"
 
 static void add_source(struct agent *a, const char *path, const char *cgroup)
@@ -136,6 +141,34 @@ static double sample_one(struct psi_source *s, uint64_t elapsed)
 	return f;
 }
 
+/*
+ * Whether @s made no request to the dump devices since its last reading:
+ * false when it made one, or when that cannot be told (no reading before,
+ * no io.stat beside its io.pressure, no device known).
+ */
+static bool sample_idle(const struct agent *a, struct psi_source *s)
+{
+	struct coredam_devnum devs[MAX_DEVS];
+	static const char suffix[] = "/io.pressure";
+	size_t len = strlen(s->path), n = 0;
+	char path[PATH_MAX];
+	uint64_t ios;
+	bool idle;
+
+	for (size_t i = 0; i < a->n_devs; i++)
+		devs[n++] = (struct coredam_devnum){ a->devs[i].major, a->devs[i].minor };
+	if (n == 0 || len < strlen(suffix) || strcmp(s->path + len - strlen(suffix), suffix) != 0 ||
+	    xsnprintf(path, sizeof(path), "%.*s/io.stat", (int)(len - strlen(suffix)), s->path) < 0 ||
+	    coredam_iostat_read_ios(AT_FDCWD, path, devs, n, &ios) < 0) {
+		s->have_ios = false;
+		return false;
+	}
+	idle = s->have_ios && ios == s->last_ios;
+	s->last_ios = ios;
+	s->have_ios = true;
+	return idle;
+}
+
 /* The cgroups to watch in place of the held source @s, added to @next. */
 static void watch_below(struct agent *a, const struct psi_source *s, struct psi_source *next, size_t *n_next)
 {
@@ -171,22 +204,31 @@ void pressure_set_held(struct psi_source *s, bool held)
 	s->held = held;
 }
 
-double pressure_sample(struct agent *a, uint64_t now)
+/*
+ * The worst stalled fraction of the counted sources since the last
+ * sample, and whether none of them made a request to the dump devices.
+ */
+double pressure_sample(struct agent *a, uint64_t now, bool *ret_others_idle)
 {
 	static struct psi_source next[MAX_WATCH];
 	uint64_t elapsed = a->last_tick_usec ? now - a->last_tick_usec : 0;
 	size_t n_next = 0;
 	double worst = 0.0;
+	bool others_idle = a->n_psi > 0;
 
 	for (size_t i = 0; i < a->n_psi; i++) {
 		struct psi_source *s = &a->psi[i];
 		bool held = pressure_holds_dumper(a, s->cgroup), was = s->held;
 		double f = sample_one(s, elapsed);
+		bool idle = sample_idle(a, s);
 
 		pressure_set_held(s, held);
 		/* an interval that had a dumper in it at either end is not counted */
-		if (!held && !was && f > worst)
-			worst = f;
+		if (!held && !was) {
+			if (f > worst)
+				worst = f;
+			others_idle = others_idle && idle;
+		}
 		if (held)
 			watch_below(a, s, next, &n_next);
 	}
@@ -198,13 +240,17 @@ double pressure_sample(struct agent *a, uint64_t now)
 			if (strcmp(a->watch[j].cgroup, w->cgroup) == 0) {
 				w->last_total = a->watch[j].last_total;
 				w->have_total = a->watch[j].have_total;
+				w->last_ios = a->watch[j].last_ios;
+				w->have_ios = a->watch[j].have_ios;
 				break;
 			}
 		f = sample_one(w, elapsed);
 		if (f > worst)
 			worst = f;
+		others_idle = sample_idle(a, w) && others_idle;
 	}
 	memcpy(a->watch, next, n_next * sizeof(next[0]));
 	a->n_watch = n_next;
+	*ret_others_idle = others_idle;
 	return worst;
 }

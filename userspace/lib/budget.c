@@ -52,11 +52,15 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 	if (p->mode == COREDAM_MODE_FIXED) {
 		b.wbps = p->fixed_bps;
 		b.concurrency = p->fixed_concurrency;
-		b.quiet = 0;
+		b.quiet = b.idle = 0;
 	} else {
-		/* a budget from fixed mode or an older config: bring it in range first */
-		if (!p->lift)
+		/* LiftWhenIdle= turned off while lifted: the budget from before */
+		if (b.lifted && !p->lift) {
 			b.lifted = false;
+			b.wbps = b.lifted_from_wbps;
+			b.concurrency = b.lifted_from_concurrency;
+		}
+		/* a budget from fixed mode or an older config: bring it in range first */
 		if (b.lifted)
 			b.wbps = 0;
 		else if (b.wbps == 0 || b.wbps > p->ceiling_bps)
@@ -68,35 +72,46 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 		if (b.concurrency < p->concurrency_floor)
 			b.concurrency = p->concurrency_floor;
 
-		if (s->triggered || s->foreground > p->target) {
-			/* a lifted budget steps down from the ceiling */
-			uint64_t w = (uint64_t)((double)(b.lifted ? p->ceiling_bps : b.wbps) * p->backoff);
-
+		if (b.lifted && (s->triggered || s->foreground > p->target || !s->others_idle)) {
+			/* somebody else uses the disk again: the budget from before the lift */
 			b.lifted = false;
+			b.wbps = MIN(MAX(b.lifted_from_wbps, p->floor_bps), p->ceiling_bps);
+			b.concurrency = MIN(MAX(b.lifted_from_concurrency, p->concurrency_floor),
+					    p->concurrency_ceiling);
+		}
+		if (s->triggered || s->foreground > p->target) {
+			uint64_t w = (uint64_t)((double)b.wbps * p->backoff);
+
 			b.wbps = MAX(w, p->floor_bps);
 			if (b.concurrency > p->concurrency_floor)
 				b.concurrency--;
-			b.quiet = 0;
+			b.quiet = b.idle = 0;
+		} else if (!b.lifted && cur->lifted) {
+			b.quiet = b.idle = 0;
 		} else if (s->foreground < p->target / 2) {
 			b.quiet++;
-			if (b.quiet >= p->hold_intervals) {
-				if (b.lifted) {
-					/* at the top: nothing left to raise */
-				} else if (b.wbps >= p->ceiling_bps) {
-					if (b.concurrency < p->concurrency_ceiling) {
+			b.idle = s->others_idle ? b.idle + 1 : 0;
+			if (b.lifted) {
+				/* at the top: nothing left to raise */
+			} else if (p->lift && b.idle >= p->hold_intervals) {
+				/* work-conserving: nobody else needs the disk */
+				b.lifted = true;
+				b.lifted_from_wbps = b.wbps;
+				b.lifted_from_concurrency = b.concurrency;
+				b.wbps = 0;
+				b.concurrency = p->concurrency_ceiling;
+				b.quiet = b.idle = 0;
+			} else if (b.quiet >= p->hold_intervals) {
+				if (b.wbps >= p->ceiling_bps) {
+					if (b.concurrency < p->concurrency_ceiling)
 						b.concurrency++;
-					} else if (p->lift) {
-						/* work-conserving: nobody else needs the disk */
-						b.lifted = true;
-						b.wbps = 0;
-					}
 				} else {
 					b.wbps = MIN(b.wbps + p->step_bps, p->ceiling_bps);
 				}
 				b.quiet = 0;
 			}
 		} else {
-			b.quiet = 0;
+			b.quiet = b.idle = 0;
 		}
 	}
 	*ret = b;

@@ -22,19 +22,25 @@ struct coredam_budget_params {
 	uint64_t step_bps;
 	double backoff;
 	uint32_t hold_intervals;
-	bool lift;				/* LiftWhenIdle=: lift the limit at the top */
+	bool lift;				/* LiftWhenIdle=: no limit on an idle disk */
 };
 
 struct coredam_budget {
 	uint64_t wbps;			/* 0 = no limit: fixed mode's, or adaptive lifted */
 	uint32_t concurrency;		/* 0 = unlimited */
 	uint32_t quiet;			/* consecutive quiet samples */
-	bool lifted;			/* adaptive: past the ceiling, no bandwidth limit */
+	uint32_t idle;			/* ... of which the disk was otherwise idle */
+	bool lifted;			/* adaptive: no bandwidth limit, nobody else uses the disk */
+	uint64_t lifted_from_wbps;	/* the budget before the lift, to come back to */
+	uint32_t lifted_from_concurrency;
 };
 
 struct coredam_pressure_sample {
 	double foreground;		/* stalled fraction of the interval, 0..1 */
 	bool triggered;			/* a PSI trigger fired during the interval */
+	bool others_idle;		/* no watched cgroup made a request to the dump
+					   device in the interval (false: some did, or
+					   nobody can tell) */
 };
 
 /* Without a better measurement, the auto ceiling is 30 MB/s. */
@@ -61,6 +67,12 @@ void coredam_budget_init(const struct coredam_budget_params *p, struct coredam_b
  *    bandwidth += step (not above the ceiling); once at the ceiling,
  *    concurrency + 1 (not above its ceiling);
  *  - in between: hold.
+ * With LiftWhenIdle= (p->lift), work-conserving: quiet with the disk
+ * otherwise idle (s->others_idle) for hold_intervals samples in a row, the
+ * bandwidth limit is lifted and every slot opened, from wherever the
+ * budget was; the first request of anybody else brings back the budget
+ * it had before, the first pressure that budget's bandwidth times backoff
+ * and a slot fewer.
  * Returns true when the budget changed.
  */
 bool coredam_budget_step(const struct coredam_budget_params *p, const struct coredam_budget *cur,

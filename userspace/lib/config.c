@@ -73,7 +73,7 @@ static const struct key keys[] = {
 	K("Adaptive", "Step", T_RATE_AUTO, step_bps, "auto"),
 	K("Adaptive", "Backoff", T_FRACTION, backoff, "50%"),
 	K("Adaptive", "HoldIntervals", T_U32, hold_intervals, "2"),
-	K("Adaptive", "LiftWhenIdle", T_BOOL, lift_when_idle, "no"),
+	K("Adaptive", "LiftWhenIdle", T_BOOL, lift_when_idle, "yes"),
 	K("Adaptive", "PressureCgroups", T_LIST, pressure_cgroups, "auto"),
 	K("Space", "FreeSpaceFloor", T_FLOOR, free_floor_bytes, "1G"),
 	K("Space", "MarkIncomplete", T_BOOL, mark_incomplete, "yes"),

@@ -182,34 +182,74 @@ TEST(budget_lifts_when_idle_and_drops_back_on_pressure)
 {
 	struct coredam_config c;
 	struct coredam_budget_params p;
-	struct coredam_budget b, nb;
-	struct coredam_pressure_sample quiet = { .foreground = 0.0 }, busy = { .foreground = 0.5 };
+	struct coredam_budget b, up, nb;
+	struct coredam_pressure_sample idle = { .foreground = 0.0, .others_idle = true },
+				       quiet = { .foreground = 0.0 },
+				       busy = { .foreground = 0.5, .others_idle = true };
 	size_t i;
 
 	adaptive_cfg(&c);
 	c.lift_when_idle = true;
 	coredam_budget_params_from_config(&c, 0, &p);
 	coredam_budget_init(&p, &b);
-	/* quiet long enough to reach the ceiling, every slot, then no limit */
+	/* a disk nobody else uses: no limit after hold_intervals, from the floor */
 	for (i = 0; i < 40 && !b.lifted; i++)
-		coredam_budget_step(&p, &b, &quiet, &b);
+		coredam_budget_step(&p, &b, &idle, &b);
+	CHECK_EQ_INT(i, p.hold_intervals);
 	CHECK(b.lifted);
 	CHECK_EQ_INT(b.wbps, 0);
 	CHECK_EQ_INT(b.concurrency, p.concurrency_ceiling);
 	/* nothing more to raise, nothing changes */
-	CHECK(!coredam_budget_step(&p, &b, &quiet, &nb) || nb.lifted);
-	/* pressure: back below the ceiling at once, one slot fewer */
+	CHECK(!coredam_budget_step(&p, &b, &idle, &nb) && nb.lifted);
+	/* somebody else's request, no pressure: the budget from before the lift */
+	CHECK(coredam_budget_step(&p, &b, &quiet, &nb));
+	CHECK(!nb.lifted);
+	CHECK_EQ_INT(nb.wbps, p.floor_bps);
+	CHECK_EQ_INT(nb.concurrency, p.concurrency_floor);
+
+	/* quiet, but others use the disk (a probe's small writes): the ceiling is the top */
+	coredam_budget_init(&p, &up);
+	for (i = 0; i < 40; i++)
+		coredam_budget_step(&p, &up, &quiet, &up);
+	CHECK(!up.lifted);
+	CHECK_EQ_INT(up.wbps, p.ceiling_bps);
+	CHECK_EQ_INT(up.concurrency, p.concurrency_ceiling);
+	/* from there, with the disk left to the dumps: lifted, and back */
+	b = up;
+	coredam_budget_step(&p, &b, &busy, &b);		/* one slot fewer first */
+	for (i = 0; i < 40 && !b.lifted; i++)
+		coredam_budget_step(&p, &b, &idle, &b);
+	CHECK(b.lifted);
+	CHECK(coredam_budget_step(&p, &b, &quiet, &nb));
+	CHECK(!nb.lifted);
+	CHECK_EQ_INT(nb.wbps, b.lifted_from_wbps);
+	CHECK_EQ_INT(nb.concurrency, b.lifted_from_concurrency);
+	/* pressure while lifted: below the budget from before, one slot fewer */
 	CHECK(coredam_budget_step(&p, &b, &busy, &nb));
 	CHECK(!nb.lifted);
-	CHECK_EQ_INT(nb.wbps, (uint64_t)(p.ceiling_bps * p.backoff));
-	CHECK_EQ_INT(nb.concurrency, p.concurrency_ceiling - 1);
+	CHECK_EQ_INT(nb.wbps, MAX((uint64_t)(b.lifted_from_wbps * p.backoff), p.floor_bps));
+	CHECK_EQ_INT(nb.concurrency, b.lifted_from_concurrency - 1);
+	/* LiftWhenIdle= turned off while lifted: the budget from before, too */
+	c.lift_when_idle = false;
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_step(&p, &b, &idle, &nb);
+	CHECK(!nb.lifted);
+	CHECK(nb.wbps >= b.lifted_from_wbps && nb.wbps > 0);
+
+	/* idle in every other sample only: never hold_intervals in a row */
+	c.lift_when_idle = true;
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_init(&p, &b);
+	for (i = 0; i < 40; i++)
+		coredam_budget_step(&p, &b, i % 2 ? &idle : &quiet, &b);
+	CHECK(!b.lifted);
 
 	/* without LiftWhenIdle= the ceiling stays the top */
 	c.lift_when_idle = false;
 	coredam_budget_params_from_config(&c, 0, &p);
 	coredam_budget_init(&p, &b);
 	for (i = 0; i < 40; i++)
-		coredam_budget_step(&p, &b, &quiet, &b);
+		coredam_budget_step(&p, &b, &idle, &b);
 	CHECK(!b.lifted);
 	CHECK_EQ_INT(b.wbps, p.ceiling_bps);
 }

@@ -26,6 +26,7 @@ TEST(config_defaults)
 	CHECK_EQ_INT(c.ceiling_bps, 0);
 	CHECK_EQ_INT(c.free_floor_bytes, 1ULL << 30);
 	CHECK_EQ_INT(c.writeback_window, 1 << 20);
+	CHECK(c.lift_when_idle);
 	CHECK_STREQ(c.metrics_file, "/run/coredam/metrics.prom");
 	CHECK_STREQ(c.control_socket, "/run/coredam/control.sock");
 	CHECK_STREQ(c.destination, "");
@@ -224,7 +225,7 @@ TEST(config_format_roundtrip)
 	mkfile("c/coredam.conf",
 	       "[Agent]\nMode=adaptive\nInterval=250ms\n[Cgroup]\nKernelLeaf=dumps\nMemoryHigh=max\n"
 	       "[Limits]\nWriteBandwidth=infinity\nWriteIOPS=2K\nConcurrency=0\nWritebackWindow=0\n"
-	       "[Adaptive]\nFloor=5M\nCeiling=auto\nPressureTarget=12.5%\nBackoff=0.25\nLiftWhenIdle=yes\n"
+	       "[Adaptive]\nFloor=5M\nCeiling=auto\nPressureTarget=12.5%\nBackoff=0.25\nLiftWhenIdle=no\n"
 	       "[Space]\nFreeSpaceFloor=2G 5%\nMarkIncomplete=no\n[Pipe]\nCoreSizeMax=max\nCompress=yes\n");
 	CHECK(coredam_config_load(tpath("c/coredam.conf"), NULL, &c, &e) == 0);
 	CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
@@ -237,6 +238,7 @@ TEST(config_format_roundtrip)
 	}
 	CHECK(strstr(buf, "\nKernelLeaf=dumps\n") && strstr(buf, "\nMemoryHigh=max\n"));
 	CHECK(strstr(buf, "\nWriteBandwidth=max\n") && strstr(buf, "\nPressureTarget=12.5%\n"));
+	CHECK(strstr(buf, "\nLiftWhenIdle=no\n"));
 	mkfile("rt.conf", buf);
 	CHECK(coredam_config_load(tpath("rt.conf"), NULL, &d, &e) == 0);
 	CHECK(coredam_config_format(&d, again, sizeof(again)) > 0);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* PSI, metrics, the ELF completeness check, dumps in /proc, the control protocol. */
+/* PSI, io.stat, metrics, the ELF completeness check, dumps in /proc, the control protocol. */
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,6 +9,7 @@
 
 #include "control.h"
 #include "dumps.h"
+#include "iostat.h"
 #include "meta.h"
 #include "metrics.h"
 #include "psi.h"
@@ -33,6 +34,35 @@ TEST(psi_parse)
 	CHECK(coredam_psi_fraction(1000, 251000, 1000000) < 0.251);
 	CHECK(coredam_psi_fraction(5000, 1000, 1000000) == 0.0);
 	CHECK(coredam_psi_fraction(0, 5000000, 1000000) == 1.0);
+}
+
+TEST(iostat_counts_requests_on_the_dump_devices)
+{
+	const struct coredam_devnum vda = { 254, 0 }, both[] = { { 254, 0 }, { 8, 16 } };
+	uint64_t ios = 1;
+
+	/* reads, writes and discards of the listed devices; other keys skipped */
+	CHECK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
+				 "254:0 rbytes=0 wbytes=8192 rios=3 wios=2 dbytes=0 dios=1 "
+				 "use_delay=0 delay_nsec=0 cost.vrate=100.00\n",
+				 &vda, 1, &ios) == 0);
+	CHECK_EQ_INT(ios, 6);
+	CHECK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
+				 "254:0 rbytes=0 wbytes=8192 rios=3 wios=2 dbytes=0 dios=1\n",
+				 both, 2, &ios) == 0);
+	CHECK_EQ_INT(ios, 7);
+	/* no line for the device: no request; an empty file: none at all */
+	CHECK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", &vda, 1, &ios) == 0);
+	CHECK_EQ_INT(ios, 0);
+	CHECK(coredam_iostat_ios("", &vda, 1, &ios) == 0 && ios == 0);
+	/* what is not io.stat is refused, the result untouched */
+	ios = 42;
+	CHECK(coredam_iostat_ios("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &vda, 1, &ios) == -EBADMSG);
+	CHECK(coredam_iostat_ios("254:0 rios=x\n", &vda, 1, &ios) == -EBADMSG);
+	CHECK(coredam_iostat_ios("254:0 rios\n", &vda, 1, &ios) == -EBADMSG);
+	CHECK(coredam_iostat_ios("254:0x rios=1\n", &vda, 1, &ios) == -EBADMSG);
+	CHECK(coredam_iostat_ios("254:0 rios=18446744073709551615 wios=1\n", &vda, 1, &ios) == -EBADMSG);
+	CHECK_EQ_INT(ios, 42);
 }
 
 TEST(psi_trigger_validates)
