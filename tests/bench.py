@@ -123,9 +123,30 @@ SETUPS = [
                       "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
                       "the ceiling the top even on an otherwise idle disk (LiftWhenIdle=no)",
                       ADAPTIVE.replace("[Adaptive]\n", "[Adaptive]\nLiftWhenIdle=no\n")),
+    # a smaller write-behind window: the dumps' requests are a quarter of
+    # the default's, so a foreground request waits behind less of one
+    storm.agent_setup("coredam-fixed-w128",
+                      "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once, "
+                      "WritebackWindow=128K",
+                      FIXED.replace("[Limits]\n", "[Limits]\nWritebackWindow=128K\n")),
+    storm.agent_setup("coredam-adaptive-w128",
+                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
+                      "WritebackWindow=128K",
+                      ADAPTIVE.replace("[Limits]\n", "[Limits]\nWritebackWindow=128K\n")),
+    # what DumpNice=19 (the default) replaced: the dumps at the crashed
+    # process's own CPU priority
+    storm.agent_setup("coredam-fixed-keepnice",
+                      "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once, "
+                      "the dumps at their own CPU priority (DumpNice=keep)",
+                      FIXED.replace("[Limits]\n", "[Limits]\nDumpNice=keep\n")),
+    storm.agent_setup("coredam-adaptive-keepnice",
+                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
+                      "the dumps at their own CPU priority (DumpNice=keep)",
+                      ADAPTIVE.replace("[Limits]\n", "[Limits]\nDumpNice=keep\n")),
 ]
 # not in the default run: they need `make kernel-v1`, and add a third to its time
-OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift"}
+OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift", "coredam-fixed-w128",
+                   "coredam-adaptive-w128", "coredam-fixed-keepnice", "coredam-adaptive-keepnice"}
 # the setup every probe is also compared with
 FLOOR = "no-dumps"
 
@@ -189,6 +210,8 @@ def figures(r):
          "exit_p50_ms": storm.pct(r.crash_exit_ms, 50),
          "exit_p99_ms": storm.pct(r.crash_exit_ms, 99),
          "mem_peak_mb": r.mem_peak / 2**20, "lifts": r.lifts}
+    if r.agent_cpu_s is not None:
+        f["agent_cpu_s"] = r.agent_cpu_s
     skipped = skipped_counted(r)
     if skipped is not None:
         f["skipped_counted"] = skipped
@@ -514,6 +537,7 @@ def main():
                       + "".join(f", {m} p99 {p['idle']['p99']:.1f} -> {p['storm']['p99']:.1f} ms"
                                 for m, p in r.probes.items())
                       + (f", lifted {r.lifts}x" if r.lifts else "")
+                      + (f", agent CPU {r.agent_cpu_s:.2f} s" if r.agent_cpu_s is not None else "")
                       + f"; {wall[(sc.name, se.name)][-1]:.0f} s", flush=True)
             if results and results[-1].setup == FLOOR:
                 add_floor(results[-1], results, figs)

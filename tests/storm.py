@@ -5,6 +5,7 @@ shell script built here around `stormer`, which times every crash; the
 numbers are computed on the host from the samples the guest wrote."""
 
 import json
+import os
 import statistics
 from dataclasses import dataclass, field
 
@@ -68,6 +69,7 @@ waitfor 30 "coredamd answers" agent_running -c /tmp/coredam.conf ||
 
 AGENT_STOP = """
 coredamctl -c /tmp/coredam.conf status --json > $RESULTS/status.json || true
+cat /proc/$(cat /tmp/agent.pid)/stat > $RESULTS/agent.stat || true
 cp /run/coredam/pipe/stats $RESULTS/pipe-stats 2>/dev/null || true
 kill -TERM $(cat /tmp/agent.pid); wait $(cat /tmp/agent.pid) || true
 """
@@ -141,6 +143,7 @@ class StormResult:
     synced_ms: int
     total_mb: int = 0     # the crashers' memory, all told (their cores' payload)
     lifts: int = 0        # the agent's budget changes to no limit (LiftWhenIdle=)
+    agent_cpu_s: float = None  # the agent's CPU time over its whole run, if one ran
 
     def disk_s(self, disk_bps_write=40_000_000):
         """The disk's own time for the storm's cores, in seconds."""
@@ -221,6 +224,11 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
     cores = res.json_lines("cores.json") if res.path("cores.json").exists() else []
     stats = res.text("stats").strip() if res.path("stats").exists() else ""
     pipe_stats = name_values(res.text("pipe-stats")) if res.path("pipe-stats").exists() else {}
+    # the agent's own CPU time, user and system (clock ticks of 1/100 s)
+    agent_cpu_s = None
+    if res.path("agent.stat").exists():
+        f = res.text("agent.stat").rsplit(")", 1)[1].split()
+        agent_cpu_s = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
     # lifts once the storm began (the agent may lift before the probes start)
     log = res.text("agent.log") if res.path("agent.log").exists() else ""
     storm_log = log[log.find("event=dump-start"):] if "event=dump-start" in log else ""
@@ -235,7 +243,7 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
         exit_s=(end - start) / 1000.0, drain_s=(synced - start) / 1000.0,
         mem_peak=_int_file(res, "crashers.peak"), dump_mem_peak=_int_file(res, "dump.peak"),
         stats=stats, pipe_stats=pipe_stats, start_ms=start, synced_ms=synced,
-        total_mb=sum(sizes), lifts=lifts)
+        total_mb=sum(sizes), lifts=lifts, agent_cpu_s=agent_cpu_s)
 
 
 def window_stats(r, mode, length_s):

@@ -368,6 +368,11 @@ spid=$!
 # the storm under way: four cores written, the rest writing or waiting
 wait_until completed 4 || st
 cp $RESULTS/agent.log $RESULTS/agent.storm
+# every thread of every dumping process: nice and policy (after "comm) ")
+for s in /proc/[0-9]*/status; do
+    grep -q '^CoreDumping:[[:space:]]*1' $s 2>/dev/null || continue
+    for t in ${s%/status}/task/*; do sed 's/.*) //' $t/stat 2>/dev/null | awk '{print $17, $39}'; done
+done > $RESULTS/dumpers.sched
 st > $RESULTS/stats.fg-start
 sh -c 'echo $$ > /sys/fs/cgroup/fg/cgroup.procs
        exec probe -d /scratch/fg -o $RESULTS/fg.txt -m write -i 2 -s /tmp/stop-fg' &
@@ -404,6 +409,10 @@ stop_agent
         v = storm.stats_dict(res.text(f))
         assert v["active"] + v["waiting"] > 0, (f, v)
     assert "event=pressure-source cgroup=/crashers held=1" in log, log
+    # the dumps are background work (DumpNice=19): SCHED_BATCH (3), nice 19
+    sched = res.text("dumpers.sched").split("\n")
+    sched = [line for line in sched if line]
+    assert sched and all(line == "19 3" for line in sched), sched
     cores_ok(res, 16)
 
 

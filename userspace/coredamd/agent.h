@@ -102,6 +102,7 @@ struct agent {
 	bool have_last_stats;
 	time_t incomplete_since;
 
+	int nice_err;			/* the last failure of DumpNice=, not logged again */
 	struct tracked_dump dumps[MAX_TRACKED];
 	size_t n_dumps;
 

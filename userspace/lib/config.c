@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "string-util.h"
 #include "parse-util.h"
+#include "sched-util.h"
 #include "paths.h"
 
 enum key_type {
@@ -34,6 +35,7 @@ enum key_type {
 	T_FRACTION,	/* "10%" or "0.1" */
 	T_FLOOR,	/* "1G", "5%", or both "1G 5%" */
 	T_DESTINATION,	/* "auto" or absolute path */
+	T_NICE,		/* -20..19, or "keep" (COREDAM_NICE_KEEP) */
 };
 
 struct key {
@@ -64,6 +66,7 @@ static const struct key keys[] = {
 	K("Limits", "QueueCap", T_U32, queue_cap, "64"),
 	K("Limits", "WaitTimeout", T_DURATION, wait_timeout_usec, "30min"),
 	K("Limits", "WritebackWindow", T_SIZE, writeback_window, "1M"),
+	K("Limits", "DumpNice", T_NICE, dump_nice, "19"),
 	K("Adaptive", "Floor", T_RATE, floor_bps, "10M"),
 	K("Adaptive", "Ceiling", T_RATE_AUTO, ceiling_bps, "auto"),
 	K("Adaptive", "ConcurrencyFloor", T_U32_POS, concurrency_floor, "1"),
@@ -294,6 +297,20 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		return 0;
 	case T_FLOOR:
 		return parse_floor(cfg, k, value, errbuf, errsize);
+	case T_NICE: {
+		int32_t v;
+
+		if (strcmp(value, "keep") == 0) {
+			*(int *)field = COREDAM_NICE_KEEP;
+			return 0;
+		}
+		r = parse_i32(value, &v);
+		if (r < 0 || v < -20 || v > 19)
+			return error_msg(errbuf, errsize, r < 0 ? r : -ERANGE,
+					 "%s=%s: expected a nice value from -20 to 19, or \"keep\"", k->name, value);
+		*(int *)field = v;
+		return 0;
+	}
 	}
 	return -EINVAL;
 }
@@ -435,6 +452,10 @@ static int format_value(const struct coredam_config *c, const struct key *k, cha
 		return xsnprintf(buf, size, "%.10g%%", *(const double *)field * 100.0);
 	case T_FLOOR:
 		return xsnprintf(buf, size, "%" PRIu64 " %" PRIu32 "%%", c->free_floor_bytes, c->free_floor_percent);
+	case T_NICE:
+		if (*(const int *)field == COREDAM_NICE_KEEP)
+			return xsnprintf(buf, size, "keep");
+		return xsnprintf(buf, size, "%d", *(const int *)field);
 	}
 	return -EINVAL;
 }

@@ -38,6 +38,7 @@ struct coredam_config {
 	uint64_t write_bps, read_bps, write_iops, read_iops;
 	uint32_t concurrency;
 	uint32_t queue_cap;
+	int dump_nice;			/* -20..19, or COREDAM_NICE_KEEP */
 	uint64_t wait_timeout_usec;
 	uint64_t writeback_window;
 

@@ -51,6 +51,20 @@ int parse_u32(const char *s, uint32_t *ret)
 	return 0;
 }
 
+int parse_i32(const char *s, int32_t *ret)
+{
+	uint32_t v;
+	int r;
+
+	r = parse_u32(s + (*s == '-'), &v);
+	if (r < 0)
+		return r;
+	if (v > (uint32_t)INT32_MAX + (*s == '-'))
+		return -ERANGE;
+	*ret = *s == '-' ? (int32_t)(0 - (int64_t)v) : (int32_t)v;
+	return 0;
+}
+
 int parse_size(const char *s, uint64_t base, uint64_t *ret)
 {
 	static const char suffixes[] = "KMGT";

@@ -8,6 +8,8 @@
 /* Strict unsigned decimal; no sign, no trailing junk. */
 int parse_u64(const char *s, uint64_t *ret);
 int parse_u32(const char *s, uint32_t *ret);
+/* The same with an optional leading '-'. */
+int parse_i32(const char *s, int32_t *ret);
 
 /*
  * "50M", "1G", "4096", "512K": @base is 1024 for sizes (memory, space)

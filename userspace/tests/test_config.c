@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "config.h"
+#include "sched-util.h"
 #include "test.h"
 #include "macro.h"
 #include "paths.h"
@@ -26,6 +27,7 @@ TEST(config_defaults)
 	CHECK_EQ_INT(c.ceiling_bps, 0);
 	CHECK_EQ_INT(c.free_floor_bytes, 1ULL << 30);
 	CHECK_EQ_INT(c.writeback_window, 1 << 20);
+	CHECK_EQ_INT(c.dump_nice, 19);
 	CHECK(c.lift_when_idle);
 	CHECK_STREQ(c.metrics_file, "/run/coredam/metrics.prom");
 	CHECK_STREQ(c.control_socket, "/run/coredam/control.sock");
@@ -138,6 +140,9 @@ TEST(config_bad)
 	expect_error("[Adaptive]\nFloor=50M\nCeiling=20M\n", 2, "Floor= is above Ceiling=");
 	expect_error("[Adaptive]\nPressureWindow=20s\n", 2, "PressureWindow");
 	expect_error("[Space]\nMarkIncomplete=perhaps\n", 2, "yes or no");
+	expect_error("[Limits]\nDumpNice=20\n", 2, "DumpNice=20: expected a nice value from -20 to 19, or \"keep\"");
+	expect_error("[Limits]\nDumpNice=-21\n", 2, "DumpNice=-21: expected a nice value");
+	expect_error("[Limits]\nDumpNice=low\n", 2, "DumpNice=low: expected a nice value");
 }
 
 TEST(config_bad_dropin_named)
@@ -224,7 +229,7 @@ TEST(config_format_roundtrip)
 
 	mkfile("c/coredam.conf",
 	       "[Agent]\nMode=adaptive\nInterval=250ms\n[Cgroup]\nKernelLeaf=dumps\nMemoryHigh=max\n"
-	       "[Limits]\nWriteBandwidth=infinity\nWriteIOPS=2K\nConcurrency=0\nWritebackWindow=0\n"
+	       "[Limits]\nWriteBandwidth=infinity\nWriteIOPS=2K\nConcurrency=0\nWritebackWindow=0\nDumpNice=keep\n"
 	       "[Adaptive]\nFloor=5M\nCeiling=auto\nPressureTarget=12.5%\nBackoff=0.25\nLiftWhenIdle=no\n"
 	       "[Space]\nFreeSpaceFloor=2G 5%\nMarkIncomplete=no\n[Pipe]\nCoreSizeMax=max\nCompress=yes\n");
 	CHECK(coredam_config_load(tpath("c/coredam.conf"), NULL, &c, &e) == 0);
@@ -238,13 +243,14 @@ TEST(config_format_roundtrip)
 	}
 	CHECK(strstr(buf, "\nKernelLeaf=dumps\n") && strstr(buf, "\nMemoryHigh=max\n"));
 	CHECK(strstr(buf, "\nWriteBandwidth=max\n") && strstr(buf, "\nPressureTarget=12.5%\n"));
-	CHECK(strstr(buf, "\nLiftWhenIdle=no\n"));
+	CHECK(strstr(buf, "\nDumpNice=keep\n") && strstr(buf, "\nLiftWhenIdle=no\n"));
 	mkfile("rt.conf", buf);
 	CHECK(coredam_config_load(tpath("rt.conf"), NULL, &d, &e) == 0);
 	CHECK(coredam_config_format(&d, again, sizeof(again)) > 0);
 	CHECK_STREQ(again, buf);
 	CHECK_STREQ(d.kernel_leaf, "dumps");
 	CHECK_EQ_INT(d.memory_high, 0);
+	CHECK_EQ_INT(d.dump_nice, COREDAM_NICE_KEEP);
 	CHECK(d.pressure_target == c.pressure_target && d.backoff == c.backoff);
 }
 

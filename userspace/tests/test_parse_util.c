@@ -64,6 +64,20 @@ TEST(parse_numbers_bools)
 	CHECK(parse_u32("4294967296", &u) == -ERANGE);
 	CHECK(parse_u32("12a", &u) == -EINVAL);
 	CHECK(parse_u32(" 1", &u) == -EINVAL);
+	{
+		int32_t i = 7;
+
+		CHECK(parse_i32("-20", &i) == 0 && i == -20);
+		CHECK(parse_i32("19", &i) == 0 && i == 19);
+		CHECK(parse_i32("-2147483648", &i) == 0 && i == INT32_MIN);
+		CHECK(parse_i32("2147483647", &i) == 0 && i == INT32_MAX);
+		CHECK(parse_i32("2147483648", &i) == -ERANGE);
+		CHECK(parse_i32("-2147483649", &i) == -ERANGE);
+		CHECK(parse_i32("--1", &i) == -EINVAL);
+		CHECK(parse_i32("-", &i) == -EINVAL);
+		CHECK(parse_i32("+1", &i) == -EINVAL);
+		CHECK(i == INT32_MAX);
+	}
 	CHECK(parse_bool("yes", &b) == 0 && b);
 	CHECK(parse_bool("off", &b) == 0 && !b);
 	CHECK(parse_bool("maybe", &b) == -EINVAL);
