@@ -124,6 +124,25 @@ for p in $pids; do
         start_agent
     fi
 done
+# the crashed processes and the helpers in the dump cgroup, every thread:
+# pid, nice, policy (the fields after "comm) "), name
+sched_of_dumps() {
+    for s in /proc/[0-9]*/status; do
+        p=${s%/status}
+        grep -q '^CoreDumping:[[:space:]]*1' $s 2>/dev/null ||
+            grep -qx '0::/coredump.slice' $p/cgroup 2>/dev/null || continue
+        c=$(cat $p/comm 2>/dev/null)
+        for t in $p/task/*; do
+            sed 's/.*) //' $t/stat 2>/dev/null | awk -v p=${p#/proc/} -v c="$c" '{ print p, $17, $39, c }'
+        done
+    done
+}
+background() {
+    sched_of_dumps > /tmp/sched.now
+    grep -q . /tmp/sched.now && ! awk '$2 != 19 || $3 != 3' /tmp/sched.now | grep -q .
+}
+waitfor 10 "the dumps made background work" background || true
+cp /tmp/sched.now $RESULTS/dumps.sched
 for p in $pids; do wait $p || true; done
 wait_cores 16
 collect
@@ -148,6 +167,11 @@ def test_burst_budget_order_cgroup_agent_restart(boot):
     assert res.text("pattern.agent").strip() == \
         "|/usr/sbin/coredam-pipe /scratch/cores %P %u %g %s %t %c %d %e"
     assert res.text("pipe_limit.agent").strip() == "0"
+    # the agent made the crashed processes and the helpers background work
+    # (DumpNice=19: SCHED_BATCH, 3, at nice 19), helpers among them
+    sched = [line.split() for line in res.text("dumps.sched").splitlines()]
+    assert sched and all(w[1:3] == ["19", "3"] for w in sched), sched
+    assert any(w[3:] == ["coredam-pipe"] for w in sched), sched
     assert res.text("pattern.after") == res.text("pattern.before")
     assert not res.path("budget.after").exists()
     assert "concurrency 2" in res.text("budget.txt")
@@ -391,6 +415,11 @@ for h in $(pidof coredam-pipe); do
     awk '$5 == "/" { print "root", $6 }' /proc/$h/mountinfo
 done > $RESULTS/confined.txt
 awk '$5 == "/" { print "root", $6 }' /proc/self/mountinfo > $RESULTS/unconfined.txt
+# with no agent running, the helper made itself and the crashed process
+# background work (nice and policy, the fields after "comm) ")
+for h in $(pidof coredam-pipe); do sed 's/.*) //' /proc/$h/stat | awk '{ print "helper", $17, $39 }'; done \
+    > $RESULTS/sched.txt
+sed 's/.*) //' /proc/$spid/stat | awk '{ print "crashed", $17, $39 }' >> $RESULTS/sched.txt
 crasher -m 8 & echo $! > $RESULTS/next.pid; wait $! || true
 wait_cores 3
 if kill -0 $spid 2>/dev/null; then echo walking; else echo gone; fi > $RESULTS/sparse.state
@@ -432,6 +461,10 @@ def test_caps_end_a_big_and_a_stalled_dump(boot):
                       "root": fields.get("root")}, res.text("confined.txt")
     assert fields["root"].split(",")[0] == "ro", fields
     assert res.text("unconfined.txt").split()[1].split(",")[0] == "rw", res.text("unconfined.txt")
+    # DumpNice=19 from the helper itself: SCHED_BATCH (3) at nice 19, both sides of the pipe
+    sched = [line.split() for line in res.text("sched.txt").splitlines()]
+    assert {w[0] for w in sched} == {"helper", "crashed"}, sched
+    assert all(w[1:] == ["19", "3"] for w in sched), sched
     cores = res.json_lines("cores.json")
     assert len(cores) == 1 and cores[0]["pid"] == nxt and cores[0]["valid"] and cores[0]["complete"], cores
     assert cores[0]["pattern_pages"] == 8 * 256, cores

@@ -34,6 +34,7 @@
 #include "pipe-writer.h"
 #include "roots.h"
 #include "sandbox.h"
+#include "sched-util.h"
 #include "space.h"
 #include "macro.h"
 #include "string-util.h"
@@ -440,6 +441,20 @@ static int arrive(struct helper *h)
 	}
 	if (coredam_cg_of_pid(h->roots.proc, getpid(), h->cg, sizeof(h->cg)) < 0)
 		snprintf(h->cg, sizeof(h->cg), "?");
+
+	/*
+	 * 1b. the crashed process, which writes the core into the pipe, and
+	 * this helper are background work ([Limits] DumpNice=), from the start
+	 * and whether coredamd runs or not; done while the helper still may
+	 */
+	if (h->cfg.dump_nice != COREDAM_NICE_KEEP) {
+		r = coredam_sched_background(h->roots.proc, a->pid, NULL, h->cfg.dump_nice);
+		if (r >= 0)
+			r = coredam_sched_background(h->roots.proc, getpid(), h->cg, h->cfg.dump_nice);
+		if (r < 0)
+			log_full(LOG_WARNING, "core of pid %d: not made background work (DumpNice=%d): %s",
+				 (int)a->pid, h->cfg.dump_nice, strerror(-r));
+	}
 
 	/* 2. RLIMIT_CORE of the crashed process: the kernel leaves it to pipe helpers */
 	h->m.rlimit = a->rlimit;

@@ -92,15 +92,16 @@ static const char *dump_outcome(const struct coredam_stats *now, const struct co
  * foreground's (DumpNice=). The crashed process, or the pipe helper,
  * writes the core in its own context.
  */
-static void deprioritize(struct agent *a, pid_t pid)
+static void deprioritize(struct agent *a, const struct coredam_dump *d)
 {
 	int r;
 
 	if (a->cfg.dump_nice == COREDAM_NICE_KEEP)
 		return;
-	r = coredam_sched_background(a->roots.proc, pid, a->cfg.dump_nice);
+	r = coredam_sched_background(a->roots.proc, d->pid, d->state == COREDAM_DUMP_HELPER ? d->cgroup : NULL,
+				     a->cfg.dump_nice);
 	if (r < 0 && r != a->nice_err)
-		log_warning("cannot make dump %d background work (SCHED_BATCH, nice %d): %s%s", (int)pid,
+		log_warning("cannot make dump %d background work (SCHED_BATCH, nice %d): %s%s", (int)d->pid,
 			    a->cfg.dump_nice, strerror(-r), r == -EPERM ? " (CAP_SYS_NICE missing?)" : "");
 	if (r < 0)
 		a->nice_err = r;
@@ -153,7 +154,7 @@ void track_dumps(struct agent *a)
 			coredam_dump_name(&v[i], COREDAM_ESCAPE_WORD, t->exe, sizeof(t->exe));
 			log_info("dump started event=dump-start pid=%d exe=%s state=%s", t->pid, t->exe,
 				 coredam_dump_state_str(t->state));
-			deprioritize(a, t->pid);
+			deprioritize(a, &v[i]);
 			if (t->state != COREDAM_DUMP_WAITING)
 				t->admitted_usec = now;
 		} else if (t->state == COREDAM_DUMP_WAITING && v[i].state == COREDAM_DUMP_WRITING) {

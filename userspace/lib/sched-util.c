@@ -8,19 +8,26 @@
 #include <sys/syscall.h>
 
 #include "sched-util.h"
+#include "cgroup.h"
 #include "fileio.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "string-util.h"
 
-static bool still_dumping(int procfd)
+/* Still a dumping process (@cgroup NULL), or still in @cgroup. */
+static bool still_listed(int procfd, const char *cgroup)
 {
-	_cleanup_free_ char *status = NULL;
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX];
 	const char *p;
 
-	if (read_file_at(procfd, "status", 65536, &status) < 0)
+	if (cgroup)
+		return read_file_at(procfd, "cgroup", 65536, &text) >= 0 &&
+		       coredam_proc_cgroup_parse(text, false, path, sizeof(path)) == 0 &&
+		       strcmp(path, cgroup) == 0;
+	if (read_file_at(procfd, "status", 65536, &text) < 0)
 		return false;
-	p = strstr(status, "\nCoreDumping:");
+	p = strstr(text, "\nCoreDumping:");
 	return p && atoi(p + strlen("\nCoreDumping:")) == 1;
 }
 
@@ -34,7 +41,7 @@ static int set_thread(pid_t tid, int nice)
 	return 1;
 }
 
-int coredam_sched_background(const char *proc, pid_t pid, int nice)
+int coredam_sched_background(const char *proc, pid_t pid, const char *cgroup, int nice)
 {
 	_cleanup_close_ int pidfd = -EBADF, procfd = -EBADF;
 	_cleanup_closedir_ DIR *d = NULL;
@@ -52,8 +59,8 @@ int coredam_sched_background(const char *proc, pid_t pid, int nice)
 	procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procfd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	/* the pidfd came after the listing: the same process only if it still dumps */
-	if (!still_dumping(procfd))
+	/* the pidfd came after the listing: the same process only if still listed so */
+	if (!still_listed(procfd, cgroup))
 		return 0;
 	r = openat(procfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r < 0)

@@ -50,12 +50,15 @@ static pid_t spawn_threads(pid_t tids[2])
 	return -1;
 }
 
-static void fake_proc(pid_t pid, const pid_t tids[2], const char *dumping)
+static void fake_proc(pid_t pid, const pid_t tids[2], const char *dumping, const char *cgroup)
 {
 	char rel[128], status[128];
 
 	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
 	snprintf(status, sizeof(status), "Name:\tcrasher\nState:\tD (disk sleep)\nCoreDumping:\t%s\n", dumping);
+	mkfile(rel, status);
+	snprintf(rel, sizeof(rel), "proc/%d/cgroup", (int)pid);
+	snprintf(status, sizeof(status), "0::%s\n", cgroup);
 	mkfile(rel, status);
 	for (int i = 0; i < 2; i++) {
 		snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)tids[i]);
@@ -71,23 +74,31 @@ TEST(dumping_process_becomes_background_work)
 	CHECK(pid > 0);
 	if (pid <= 0)
 		return;
-	/* not dumping (a pid reused since the listing): left alone */
-	fake_proc(pid, tids, "0");
-	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, 19), 0);
+	/* not dumping, not in the dump cgroup (a pid reused since the listing): left alone */
+	fake_proc(pid, tids, "0", "/system.slice/web.service");
+	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, NULL, 19), 0);
+	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, "/coredump.slice", 19), 0);
 	for (int i = 0; i < 2; i++) {
 		CHECK_EQ_INT(sched_getscheduler(tids[i]), SCHED_OTHER);
 		CHECK_EQ_INT(getpriority(PRIO_PROCESS, (id_t)tids[i]), 0);
 	}
+	/* a pipe helper still in the dump cgroup: every thread at the nice asked for */
+	fake_proc(pid, tids, "0", "/coredump.slice");
+	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, "/coredump.slice", 10), 2);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ_INT(sched_getscheduler(tids[i]), SCHED_BATCH);
+		CHECK_EQ_INT(getpriority(PRIO_PROCESS, (id_t)tids[i]), 10);
+	}
 	/* dumping: every thread SCHED_BATCH at the nice asked for */
-	fake_proc(pid, tids, "1");
-	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, 19), 2);
+	fake_proc(pid, tids, "1", "/system.slice/web.service");
+	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, NULL, 19), 2);
 	for (int i = 0; i < 2; i++) {
 		CHECK_EQ_INT(sched_getscheduler(tids[i]), SCHED_BATCH);
 		CHECK_EQ_INT(getpriority(PRIO_PROCESS, (id_t)tids[i]), 19);
 	}
-	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, 20), -EINVAL);
+	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, NULL, 20), -EINVAL);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	/* gone: nothing to do, and no error */
-	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, 19), 0);
+	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, NULL, 19), 0);
 }
