@@ -107,6 +107,19 @@ static void deprioritize(struct agent *a, const struct coredam_dump *d)
 		a->nice_err = r;
 }
 
+/*
+ * By the counters nothing dumps, nothing started since the last look and
+ * nothing was dumping then: the look through every process in /proc (a
+ * file read per process, most of the agent's own CPU time) can wait.
+ */
+static bool nothing_dumps(const struct agent *a, bool have_st, const struct coredam_stats *st)
+{
+	return have_st && a->have_last_stats && a->n_dumps == 0 &&
+	       st->v[COREDAM_STAT_STARTED] == a->last_stats.v[COREDAM_STAT_STARTED] &&
+	       st->v[COREDAM_STAT_ACTIVE] == 0 && st->v[COREDAM_STAT_WAITING] == 0 &&
+	       st->v[COREDAM_STAT_OVERTIME] == 0;
+}
+
 void track_dumps(struct agent *a)
 {
 	struct coredam_dump *v = NULL;
@@ -122,7 +135,8 @@ void track_dumps(struct agent *a)
 	if (!a->kern.core_dump_stats && coredam_pipe_stats_as_kernel(a->roots.state, &st) == 0)
 		have_st = a->stats_from_pipe = true;
 
-	if (coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n) < 0)
+	if (!nothing_dumps(a, have_st, &st) &&
+	    coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n) < 0)
 		return;
 	for (size_t i = 0; i < a->n_dumps; i++)
 		a->dumps[i].seen = false;

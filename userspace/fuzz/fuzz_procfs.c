@@ -56,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_write("proc/1/limits", data, size);
 	fuzz_write("proc/1/status", data, size);
 	fuzz_write("proc/1/io", data, size);
+	fuzz_write("coredump.slice/cgroup.procs", (const uint8_t *)"1\n", 2);	/* pid 1 in the dump cgroup */
 	fuzz_write("sys/class/block/sda/dev", data, size);
 
 	check_destination(&roots, "/var/lib/coredam/cores");

@@ -11,6 +11,7 @@
 #include "alloc-util.h"
 #include "fileio.h"
 #include "parse-util.h"
+#include "string-util.h"
 
 const char *coredam_dump_state_str(enum coredam_dump_state s)
 {
@@ -53,14 +54,34 @@ static bool status_field(const char *status, const char *key, char *buf, size_t 
 	return false;
 }
 
+/* @pid is a line of @procs (a cgroup.procs). */
+static bool pid_listed(const char *procs, uint32_t pid)
+{
+	char s[16];
+	size_t len = (size_t)snprintf(s, sizeof(s), "%" PRIu32, pid);
+
+	for (const char *p = procs; (p = strstr(p, s)); p += len)
+		if ((p == procs || p[-1] == '\n') && (p[len] == '\n' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
 int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		       struct coredam_dump **ret, size_t *ret_n)
 {
+	_cleanup_free_ char *procs = NULL;
 	_cleanup_closedir_ DIR *d = NULL;
 	_cleanup_free_ struct coredam_dump *v = NULL;
 	size_t n = 0, alloc = 0;
 	struct dirent *de;
 
+	/* the processes in the dump cgroup, read once rather than every process's cgroup */
+	if (*cgroup && roots->cgroup) {
+		char path[PATH_MAX];
+
+		if (xsnprintf(path, sizeof(path), "%s%s/cgroup.procs", roots->cgroup, cgroup) >= 0)
+			(void)read_file_at(AT_FDCWD, path, 4 << 20, &procs);
+	}
 	d = opendir(roots->proc);
 	if (!d)
 		return -errno;
@@ -68,25 +89,25 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		_cleanup_free_ char *status = NULL, *cg = NULL, *io = NULL;
 		struct coredam_dump dp = { 0 };
 		char f[64], val[64];
-		bool dumping, in_cg = false;
+		bool dumping, in_cg;
 		uint32_t pid;
 		ssize_t l;
 
 		if (parse_u32(de->d_name, &pid) < 0)
 			continue;
+		in_cg = procs && pid_listed(procs, pid);
 		snprintf(f, sizeof(f), "%s/status", de->d_name);
 		if (read_file_at(dirfd(d), f, 65536, &status) < 0)
 			continue; /* gone */
 		dumping = status_field(status, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
-		if (dumping || *cgroup) {
-			snprintf(f, sizeof(f), "%s/cgroup", de->d_name);
-			int k = read_file_at(dirfd(d), f, 65536, &cg) < 0 ? -ENOENT :
-				coredam_proc_cgroup_parse(cg, true, dp.cgroup, sizeof(dp.cgroup));
-
-			if (k < 0)
-				dp.cgroup[0] = '\0';
-			in_cg = k == 0 && *cgroup && strcmp(dp.cgroup, cgroup) == 0;
-		}
+		if (!dumping && !in_cg)
+			continue;
+		snprintf(f, sizeof(f), "%s/cgroup", de->d_name);
+		if (read_file_at(dirfd(d), f, 65536, &cg) < 0 ||
+		    coredam_proc_cgroup_parse(cg, true, dp.cgroup, sizeof(dp.cgroup)) < 0)
+			dp.cgroup[0] = '\0';
+		/* moved in or out since cgroup.procs was read: its own file says */
+		in_cg = *cgroup && strcmp(dp.cgroup, cgroup) == 0;
 		if (!dumping && !in_cg)
 			continue;
 		dp.pid = (pid_t)pid;

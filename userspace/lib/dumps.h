@@ -36,7 +36,9 @@ const char *coredam_dump_name(const struct coredam_dump *d, unsigned int flags, 
 
 /*
  * Every task dumping core ("CoreDumping: 1" in /proc/PID/status) and every
- * process in the dump cgroup @cgroup ("" = none). *ret is malloc()ed.
+ * process in the dump cgroup @cgroup ("" = none; its cgroup.procs below
+ * roots->cgroup, read once, each listed process's own cgroup file then
+ * checked). *ret is malloc()ed.
  * A dumper is listed as DUMPING: the kernel keeps it in its own cgroup,
  * waiting or writing alike (the first series moved admitted dumpers into
  * @cgroup: such a one is listed as WRITING).

@@ -376,7 +376,7 @@ TEST(incomplete_core_offsets_wrap)
 
 TEST(dumps_from_proc)
 {
-	struct coredam_roots r = { .proc = tkeep("proc") };
+	struct coredam_roots r = { .proc = tkeep("proc"), .cgroup = tkeep("cg") };
 	struct coredam_dump *d = NULL;
 	size_t n = 0;
 
@@ -390,6 +390,11 @@ TEST(dumps_from_proc)
 	mkfile("proc/102/cgroup", "0::/user.slice\n");
 	mkfile("proc/103/status", "Name:\tcoredam-pipe\nCoreDumping:\t0\n");
 	mkfile("proc/103/cgroup", "0::/coredump.slice\n");
+	/* listed in the dump cgroup, but moved out since: its own file says */
+	mkfile("proc/1103/status", "Name:\tcoredam-pipe\nCoreDumping:\t0\n");
+	mkfile("proc/1103/cgroup", "0::/system.slice\n");
+	/* in the dump cgroup, its process not read here: nobody else's pid matches */
+	mkfile("cg/coredump.slice/cgroup.procs", "100\n1103\n103\n10300\n");
 	mkfile("proc/self/status", "Name:\tx\n");
 	CHECK(coredam_dumps_list(&r, "/coredump.slice", &d, &n) == 0);
 	CHECK_EQ_INT(n, 3);
