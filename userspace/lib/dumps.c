@@ -33,7 +33,7 @@ const char *coredam_dump_name(const struct coredam_dump *d, unsigned int flags, 
 	return coredam_escape(d->exe[0] ? d->exe : d->comm, flags, buf, size);
 }
 
-static bool status_field(const char *status, const char *key, char *buf, size_t size)
+bool coredam_status_field(const char *status, const char *key, char *buf, size_t size)
 {
 	size_t kl = strlen(key);
 
@@ -99,7 +99,7 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		snprintf(f, sizeof(f), "%s/status", de->d_name);
 		if (read_file_at(dirfd(d), f, 65536, &status) < 0)
 			continue; /* gone */
-		dumping = status_field(status, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
+		dumping = coredam_status_field(status, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
 		if (!dumping && !in_cg)
 			continue;
 		snprintf(f, sizeof(f), "%s/cgroup", de->d_name);
@@ -115,7 +115,7 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 			dp.state = in_cg ? COREDAM_DUMP_WRITING : COREDAM_DUMP_DUMPING;
 		else
 			dp.state = COREDAM_DUMP_HELPER;
-		status_field(status, "Name", dp.comm, sizeof(dp.comm));
+		coredam_status_field(status, "Name", dp.comm, sizeof(dp.comm));
 		snprintf(f, sizeof(f), "%s/exe", de->d_name);
 		l = readlinkat(dirfd(d), f, dp.exe, sizeof(dp.exe) - 1);
 		dp.exe[l > 0 ? l : 0] = '\0';

@@ -35,6 +35,12 @@ const char *coredam_dump_state_str(enum coredam_dump_state s);
 const char *coredam_dump_name(const struct coredam_dump *d, unsigned int flags, char *buf, size_t size);
 
 /*
+ * The value of the line "@key:" of @status (a /proc/PID/status), blanks
+ * after the colon skipped, cut to fit @buf; false when there is no such line.
+ */
+bool coredam_status_field(const char *status, const char *key, char *buf, size_t size);
+
+/*
  * Every task dumping core ("CoreDumping: 1" in /proc/PID/status) and every
  * process in the dump cgroup @cgroup ("" = none; its cgroup.procs below
  * roots->cgroup, read once, each listed process's own cgroup file then

@@ -9,6 +9,7 @@
 
 #include "sched-util.h"
 #include "cgroup.h"
+#include "dumps.h"
 #include "fileio.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -18,8 +19,7 @@
 static bool still_listed(int procfd, const char *cgroup)
 {
 	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX];
-	const char *p;
+	char path[PATH_MAX], val[8];
 
 	if (cgroup)
 		return read_file_at(procfd, "cgroup", 65536, &text) >= 0 &&
@@ -27,8 +27,7 @@ static bool still_listed(int procfd, const char *cgroup)
 		       strcmp(path, cgroup) == 0;
 	if (read_file_at(procfd, "status", 65536, &text) < 0)
 		return false;
-	p = strstr(text, "\nCoreDumping:");
-	return p && atoi(p + strlen("\nCoreDumping:")) == 1;
+	return coredam_status_field(text, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
 }
 
 static int set_thread(pid_t tid, int nice)

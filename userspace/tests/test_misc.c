@@ -418,6 +418,19 @@ TEST(dumps_from_proc)
 	free(d);
 }
 
+TEST(status_field)
+{
+	const char *st = "Name:\tbad name\nUmask:\t0022\nCoreDumpingX:\t1\nCoreDumping:\t0\nThreads:  12\n";
+	char v[8];
+
+	CHECK(coredam_status_field(st, "Name", v, sizeof(v)) && strcmp(v, "bad nam") == 0);
+	/* a key that only starts another's name is not that key */
+	CHECK(coredam_status_field(st, "CoreDumping", v, sizeof(v)) && strcmp(v, "0") == 0);
+	CHECK(coredam_status_field(st, "Threads", v, sizeof(v)) && strcmp(v, "12") == 0);
+	CHECK(!coredam_status_field(st, "Core", v, sizeof(v)));
+	CHECK(!coredam_status_field(st, "Tgid", v, sizeof(v)));
+}
+
 TEST(dump_classify)
 {
 	struct coredam_dump now = { .state = COREDAM_DUMP_DUMPING, .syscw = 10 };
