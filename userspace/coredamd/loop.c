@@ -393,35 +393,27 @@ static void tick(struct agent *a)
 /* The STATUS answer: one key=value line each. */
 static int status_format(struct agent *a, char *buf, size_t size)
 {
-	size_t o = 0;
-	int r;
+	struct strbuf sb = STRBUF_INIT(buf, size);
 
-#define ADD(...)                                                        \
-	do {                                                            \
-		r = xsnprintf(buf + o, size - o, __VA_ARGS__);          \
-		if (r < 0)                                              \
-			return r;                                       \
-		o += r;                                                 \
-	} while (0)
-
-	ADD("agent_pid=%d\nconfig=%s\nlast_reload=%s\nmode=%s\ncgroup=%s\n", (int)getpid(),
-	    a->config_file, a->last_reload[0] ? a->last_reload : "none", coredam_mode_str(a->cfg.mode), a->cg_path);
-	ADD("write_bps=%" PRIu64 "\nread_bps=%" PRIu64 "\nconcurrency=%u\nqueue_cap=%u\nwait_timeout_ms=%u\n",
-	    a->budget.wbps, a->cfg.read_bps, a->adm.concurrency, a->adm.waiting, a->adm.timeout_ms);
-	ADD("floor_bps=%" PRIu64 "\nceiling_bps=%" PRIu64 "\nforeground_pressure=%.4f\n", a->params.floor_bps,
-	    a->params.ceiling_bps, a->m.foreground_pressure);
-	ADD("core_pattern=%s\ndestination=%s\n", a->core_pattern, a->dest_known ? a->dest : "");
-	ADD("pipe_helper=%s\nstats_source=%s\n", a->pipe_active ? "active" : "inactive",
-	    a->kern.core_dump_stats ? "kernel" : a->stats_from_pipe ? "coredam-pipe" : "none");
-	ADD("space_below=%d\nfree_bytes=%" PRIu64 "\nfloor_bytes=%" PRIu64 "\n", a->m.space_below,
-	    a->m.free_bytes, a->m.floor_bytes);
+	strbuf_printf(&sb, "agent_pid=%d\nconfig=%s\nlast_reload=%s\nmode=%s\ncgroup=%s\n", (int)getpid(),
+		      a->config_file, a->last_reload[0] ? a->last_reload : "none", coredam_mode_str(a->cfg.mode),
+		      a->cg_path);
+	strbuf_printf(&sb, "write_bps=%" PRIu64 "\nread_bps=%" PRIu64 "\nconcurrency=%u\nqueue_cap=%u\n"
+		      "wait_timeout_ms=%u\n", a->budget.wbps, a->cfg.read_bps, a->adm.concurrency, a->adm.waiting,
+		      a->adm.timeout_ms);
+	strbuf_printf(&sb, "floor_bps=%" PRIu64 "\nceiling_bps=%" PRIu64 "\nforeground_pressure=%.4f\n",
+		      a->params.floor_bps, a->params.ceiling_bps, a->m.foreground_pressure);
+	strbuf_printf(&sb, "core_pattern=%s\ndestination=%s\n", a->core_pattern, a->dest_known ? a->dest : "");
+	strbuf_printf(&sb, "pipe_helper=%s\nstats_source=%s\n", a->pipe_active ? "active" : "inactive",
+		      a->kern.core_dump_stats ? "kernel" : a->stats_from_pipe ? "coredam-pipe" : "none");
+	strbuf_printf(&sb, "space_below=%d\nfree_bytes=%" PRIu64 "\nfloor_bytes=%" PRIu64 "\n", a->m.space_below,
+		      a->m.free_bytes, a->m.floor_bytes);
 	for (size_t i = 0; i < a->n_devs; i++)
-		ADD("device=%u:%u %s %s\n", a->devs[i].major, a->devs[i].minor, a->devs[i].name,
-		    coredam_dev_kind_str(a->devs[i].kind));
-	ADD("budget_changes=%" PRIu64 "\nreloads=%" PRIu64 "\nreload_failures=%" PRIu64 "\n", a->m.budget_changes,
-	    a->m.reloads, a->m.reload_failures);
-#undef ADD
-	return (int)o;
+		strbuf_printf(&sb, "device=%u:%u %s %s\n", a->devs[i].major, a->devs[i].minor, a->devs[i].name,
+			      coredam_dev_kind_str(a->devs[i].kind));
+	strbuf_printf(&sb, "budget_changes=%" PRIu64 "\nreloads=%" PRIu64 "\nreload_failures=%" PRIu64 "\n",
+		      a->m.budget_changes, a->m.reloads, a->m.reload_failures);
+	return strbuf_done(&sb);
 }
 
 static int ctl_status(void *userdata, char *buf, size_t size)

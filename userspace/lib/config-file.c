@@ -473,7 +473,8 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 	_cleanup_free_ struct dropin *d = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *buf = NULL;
-	size_t o = 0, size;
+	struct strbuf sb;
+	size_t size;
 	int r;
 
 	d = calloc(1, sizeof(*d));
@@ -482,6 +483,7 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 	buf = malloc(size);
 	if (!d || !buf)
 		return -ENOMEM;
+	sb = STRBUF_INIT(buf, size);
 	f = fopen(path, "re");
 	if (!f && errno != ENOENT)
 		return -errno;
@@ -495,10 +497,7 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 	r = dropin_put(d, section, key, value);
 	if (r < 0)
 		return r;
-	r = xsnprintf(buf, size, "# Written by coredamctl set --persist; edit freely.\n");
-	if (r < 0)
-		return r;
-	o = r;
+	strbuf_printf(&sb, "# Written by coredamctl set --persist; edit freely.\n");
 	/* group by section, in order of first appearance */
 	for (size_t i = 0; i < d->n; i++) {
 		bool seen = false;
@@ -507,21 +506,16 @@ int coredam_dropin_set(const char *path, const char *section, const char *key, c
 			seen |= strcmp(d->e[j].section, d->e[i].section) == 0;
 		if (seen)
 			continue;
-		r = xsnprintf(buf + o, size - o, "\n[%s]\n", d->e[i].section);
-		if (r < 0)
-			return r;
-		o += r;
-		for (size_t j = i; j < d->n; j++) {
-			if (strcmp(d->e[j].section, d->e[i].section) != 0)
-				continue;
-			r = xsnprintf(buf + o, size - o, "%s=%s\n", d->e[j].key, d->e[j].value);
-			if (r < 0)
-				return r;
-			o += r;
-		}
+		strbuf_printf(&sb, "\n[%s]\n", d->e[i].section);
+		for (size_t j = i; j < d->n; j++)
+			if (strcmp(d->e[j].section, d->e[i].section) == 0)
+				strbuf_printf(&sb, "%s=%s\n", d->e[j].key, d->e[j].value);
 	}
+	r = strbuf_done(&sb);
+	if (r < 0)
+		return r;
 	r = mkdir_parent(path, 0755);
 	if (r < 0)
 		return r;
-	return write_file_atomic(path, buf, o, 0644);
+	return write_file_atomic(path, buf, sb.len, 0644);
 }

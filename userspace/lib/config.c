@@ -464,7 +464,7 @@ static int format_value(const struct coredam_config *c, const struct key *k, cha
 int coredam_config_format(const struct coredam_config *c, char *buf, size_t size)
 {
 	char v[PATH_MAX + 16];
-	size_t o = 0;
+	struct strbuf sb = STRBUF_INIT(buf, size);
 	int r;
 
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
@@ -474,12 +474,8 @@ int coredam_config_format(const struct coredam_config *c, char *buf, size_t size
 		r = format_value(c, k, v, sizeof(v));
 		if (r < 0)
 			return r;
-		r = xsnprintf(buf + o, size - o, "%s%s%s%s%s=%s\n", new_section && i ? "\n" : "",
-			      new_section ? "[" : "", new_section ? k->section : "", new_section ? "]\n" : "",
-			      k->name, v);
-		if (r < 0)
-			return r;
-		o += r;
+		strbuf_printf(&sb, "%s%s%s%s%s=%s\n", new_section && i ? "\n" : "", new_section ? "[" : "",
+			      new_section ? k->section : "", new_section ? "]\n" : "", k->name, v);
 	}
-	return (int)o;
+	return strbuf_done(&sb);
 }

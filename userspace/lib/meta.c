@@ -75,49 +75,40 @@ int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s)
 	return 0;
 }
 
+void strbuf_json(struct strbuf *sb, const char *s)
+{
+	if (!sb->err)
+		sb->err = coredam_json_string(sb->buf, sb->size, &sb->len, s);
+}
+
 int coredam_meta_format(const struct coredam_core_meta *m, char *buf, size_t size)
 {
-	size_t o = 0;
-	int r;
+	struct strbuf sb = STRBUF_INIT(buf, size);
 
-#define ADD(...)                                                     \
-	do {                                                         \
-		r = xsnprintf(buf + o, size - o, __VA_ARGS__);       \
-		if (r < 0)                                           \
-			return r;                                    \
-		o += (size_t)r;                                      \
-	} while (0)
-#define STR(s)                                                       \
-	do {                                                         \
-		r = coredam_json_string(buf, size, &o, (s) ? (s) : ""); \
-		if (r < 0)                                           \
-			return r;                                    \
-	} while (0)
-
-	ADD("{\"core\": ");
-	STR(m->core);
-	ADD(", \"pid\": %d, \"uid\": %u, \"gid\": %u, \"signal\": %d, \"time\": %" PRIu64 ", \"comm\": ",
-	    (int)m->pid, (unsigned)m->uid, (unsigned)m->gid, m->signal, m->time);
-	STR(m->comm);
-	ADD(", \"size\": %" PRIu64 ", \"disk_size\": %" PRIu64 ", \"compression\": ", m->size, m->disk_size);
-	STR(m->compression);
-	ADD(", \"truncated\": %s, \"rlimit\": ", m->truncated ? "true" : "false");
+	strbuf_printf(&sb, "{\"core\": ");
+	strbuf_json(&sb, m->core ?: "");
+	strbuf_printf(&sb, ", \"pid\": %d, \"uid\": %u, \"gid\": %u, \"signal\": %d, \"time\": %" PRIu64
+		      ", \"comm\": ", (int)m->pid, (unsigned)m->uid, (unsigned)m->gid, m->signal, m->time);
+	strbuf_json(&sb, m->comm ?: "");
+	strbuf_printf(&sb, ", \"size\": %" PRIu64 ", \"disk_size\": %" PRIu64 ", \"compression\": ", m->size,
+		      m->disk_size);
+	strbuf_json(&sb, m->compression ?: "");
+	strbuf_printf(&sb, ", \"truncated\": %s, \"rlimit\": ", m->truncated ? "true" : "false");
 	if (m->rlimit == UINT64_MAX)
-		ADD("null");
+		strbuf_printf(&sb, "null");
 	else
-		ADD("%" PRIu64, m->rlimit);
+		strbuf_printf(&sb, "%" PRIu64, m->rlimit);
 	if (m->dumpable < 0)
-		ADD(", \"dumpable\": null");
+		strbuf_printf(&sb, ", \"dumpable\": null");
 	else
-		ADD(", \"dumpable\": %d", m->dumpable);
-	ADD(", \"ticket\": %" PRIu64 ", \"waited_ms\": %" PRIu64 ", \"write_ms\": %" PRIu64
-	    ", \"arrived_usec\": %" PRIu64 ", \"admitted_usec\": %" PRIu64 ", \"done_usec\": %" PRIu64 ", \"cgroup\": ",
-	    m->ticket, m->waited_ms, m->write_ms, m->arrived_usec, m->admitted_usec, m->done_usec);
-	STR(m->cgroup);
-	ADD("}\n");
-#undef ADD
-#undef STR
-	return (int)o;
+		strbuf_printf(&sb, ", \"dumpable\": %d", m->dumpable);
+	strbuf_printf(&sb, ", \"ticket\": %" PRIu64 ", \"waited_ms\": %" PRIu64 ", \"write_ms\": %" PRIu64
+		      ", \"arrived_usec\": %" PRIu64 ", \"admitted_usec\": %" PRIu64 ", \"done_usec\": %" PRIu64
+		      ", \"cgroup\": ", m->ticket, m->waited_ms, m->write_ms, m->arrived_usec, m->admitted_usec,
+		      m->done_usec);
+	strbuf_json(&sb, m->cgroup ?: "");
+	strbuf_printf(&sb, "}\n");
+	return strbuf_done(&sb);
 }
 
 int coredam_meta_write_at(int dirfd, const char *name, const char *text, mode_t mode)

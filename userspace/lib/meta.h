@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "string-util.h"
+
 struct coredam_core_meta {
 	const char *core;		/* file name in the destination */
 	pid_t pid;
@@ -41,6 +43,9 @@ struct coredam_core_meta {
  * nothing is lost. At most 6 bytes per input byte, plus 2 quotes and a NUL.
  */
 int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s);
+
+/* coredam_json_string() appended to @sb. */
+void strbuf_json(struct strbuf *sb, const char *s);
 
 int coredam_meta_format(const struct coredam_core_meta *m, char *buf, size_t size);
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <fcntl.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 
@@ -10,40 +9,16 @@
 #include "string-util.h"
 #include "path-util.h"
 
-struct out {
-	char *buf;
-	size_t size, o;
-	int err;
-};
-
-__attribute__((format(printf, 2, 3)))
-static void emit(struct out *w, const char *fmt, ...)
+static void metric(struct strbuf *w, const char *name, const char *type, const char *help, double v)
 {
-	va_list ap;
-	int n;
-
-	if (w->err)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(w->buf + w->o, w->size - w->o, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= w->size - w->o) {
-		w->err = -ENOBUFS;
-		return;
-	}
-	w->o += n;
+	strbuf_printf(w, "# HELP coredam_%s %s\n# TYPE coredam_%s %s\ncoredam_%s %.17g\n", name, help, name, type,
+		      name, v);
 }
 
-static void metric(struct out *w, const char *name, const char *type, const char *help, double v)
+static void metric_u(struct strbuf *w, const char *name, const char *type, const char *help, uint64_t v)
 {
-	emit(w, "# HELP coredam_%s %s\n# TYPE coredam_%s %s\ncoredam_%s %.17g\n", name, help, name, type,
-	     name, v);
-}
-
-static void metric_u(struct out *w, const char *name, const char *type, const char *help, uint64_t v)
-{
-	emit(w, "# HELP coredam_%s %s\n# TYPE coredam_%s %s\ncoredam_%s %" PRIu64 "\n", name, help, name,
-	     type, name, v);
+	strbuf_printf(w, "# HELP coredam_%s %s\n# TYPE coredam_%s %s\ncoredam_%s %" PRIu64 "\n", name, help, name,
+		      type, name, v);
 }
 
 /* The kernel's skip and failure reasons: one family each, a "reason" label a counter. */
@@ -74,29 +49,29 @@ static bool by_reason(int stat)
 	return false;
 }
 
-static void reason_families(struct out *w, const struct coredam_stats *st)
+static void reason_families(struct strbuf *w, const struct coredam_stats *st)
 {
 	uint64_t known = 0;
 
-	emit(w, "# HELP coredam_dumps_skipped_total Dumps skipped, by reason: full (core_max_waiting dumps "
+	strbuf_printf(w, "# HELP coredam_dumps_skipped_total Dumps skipped, by reason: full (core_max_waiting dumps "
 		"waited), timeout (core_wait_timeout_ms), killed (while waiting), pipe_limit (admitted, over "
 		"core_pipe_limit) (kernel).\n# TYPE coredam_dumps_skipped_total counter\n");
 	for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
 		if (!reasons[i].failed)
-			emit(w, "coredam_dumps_skipped_total{reason=\"%s\"} %" PRIu64 "\n", reasons[i].label,
-			     st->v[reasons[i].stat]);
-	emit(w, "# HELP coredam_dumps_failed_total Admitted dumps that ended without a complete core, by "
+			strbuf_printf(w, "coredam_dumps_skipped_total{reason=\"%s\"} %" PRIu64 "\n", reasons[i].label,
+				      st->v[reasons[i].stat]);
+	strbuf_printf(w, "# HELP coredam_dumps_failed_total Admitted dumps that ended without a complete core, by "
 		"reason: open (the core file), setup (memory, helper, name), limit (RLIMIT_CORE), killed, write "
 		"(disk full, helper gone), io (writeback), other (a reason this agent does not know) (kernel)."
 		"\n# TYPE coredam_dumps_failed_total counter\n");
 	for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
 		if (reasons[i].failed) {
-			emit(w, "coredam_dumps_failed_total{reason=\"%s\"} %" PRIu64 "\n", reasons[i].label,
-			     st->v[reasons[i].stat]);
+			strbuf_printf(w, "coredam_dumps_failed_total{reason=\"%s\"} %" PRIu64 "\n", reasons[i].label,
+				      st->v[reasons[i].stat]);
 			known += st->v[reasons[i].stat];
 		}
-	emit(w, "coredam_dumps_failed_total{reason=\"other\"} %" PRIu64 "\n",
-	     st->v[COREDAM_STAT_FAILED] > known ? st->v[COREDAM_STAT_FAILED] - known : 0);
+	strbuf_printf(w, "coredam_dumps_failed_total{reason=\"other\"} %" PRIu64 "\n",
+		      st->v[COREDAM_STAT_FAILED] > known ? st->v[COREDAM_STAT_FAILED] - known : 0);
 }
 
 int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t size)
@@ -124,9 +99,9 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 		[COREDAM_STAT_FAILED_IO] = "Failed dumps: writeback of the core failed (kernel).",
 		[COREDAM_STAT_BYTES] = "Bytes of core written by admitted dumps (kernel).",
 	};
-	struct out w = { .buf = buf, .size = size };
+	struct strbuf w = STRBUF_INIT(buf, size);
 
-	emit(&w, "# HELP coredam_build_info The agent's version (label), value 1.\n"
+	strbuf_printf(&w, "# HELP coredam_build_info The agent's version (label), value 1.\n"
 		 "# TYPE coredam_build_info gauge\ncoredam_build_info{version=\"%s\"} 1\n", COREDAM_VERSION);
 	metric_u(&w, "kernel_support", "gauge", "1 if the kernel has every coredam knob.", m->kernel_full);
 	/* one metric per kernel counter, named after it; skips and failures by reason */
@@ -144,7 +119,7 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 			snprintf(name, sizeof(name), "dumps_%s%s", coredam_stat_names[i], gauge ? "" : "_total");
 		metric_u(&w, name, gauge ? "gauge" : "counter", help[i], m->stats.v[i]);
 	}
-	emit(&w, "# HELP coredam_mode Budget mode (label), value 1.\n# TYPE coredam_mode gauge\n"
+	strbuf_printf(&w, "# HELP coredam_mode Budget mode (label), value 1.\n# TYPE coredam_mode gauge\n"
 		 "coredam_mode{mode=\"%s\"} 1\n", coredam_mode_str(m->mode));
 	metric_u(&w, "write_bandwidth_bytes_per_second", "gauge",
 		 "Write bandwidth allowed to the dump cgroup, 0 = unlimited.", m->budget.wbps);
@@ -167,9 +142,7 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 	metric_u(&w, "config_reloads_total", "counter", "Configuration reloads that succeeded.", m->reloads);
 	metric_u(&w, "config_reload_failures_total", "counter",
 		 "Configuration reloads refused (the last good configuration stayed).", m->reload_failures);
-	if (w.err)
-		return w.err;
-	return (int)w.o;
+	return strbuf_done(&w);
 }
 
 int coredam_metrics_write(const char *path, const char *text)

@@ -93,16 +93,11 @@ int coredam_pipe_stats_parse(const char *text, struct coredam_pipe_stats *ret)
 
 int coredam_pipe_stats_format(const struct coredam_pipe_stats *s, char *buf, size_t size)
 {
-	size_t o = 0;
+	struct strbuf sb = STRBUF_INIT(buf, size);
 
-	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++) {
-		int r = xsnprintf(buf + o, size - o, "%s %" PRIu64 "\n", coredam_pipe_stat_names[i], s->v[i]);
-
-		if (r < 0)
-			return r;
-		o += (size_t)r;
-	}
-	return (int)o;
+	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
+		strbuf_printf(&sb, "%s %" PRIu64 "\n", coredam_pipe_stat_names[i], s->v[i]);
+	return strbuf_done(&sb);
 }
 
 static int stats_read_at(int dirfd, struct coredam_pipe_stats *ret)

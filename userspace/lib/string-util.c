@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 
 #include "string-util.h"
@@ -27,6 +28,31 @@ int error_msg(char *buf, size_t size, int r, const char *fmt, ...)
 	(void)vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (sb->err)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(sb->buf + sb->len, sb->size - sb->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		sb->err = -EINVAL;
+	else if ((size_t)n >= sb->size - sb->len)
+		sb->err = -ENOBUFS;
+	else
+		sb->len += (size_t)n;
+}
+
+int strbuf_done(const struct strbuf *sb)
+{
+	if (sb->err)
+		return sb->err;
+	return sb->len > INT_MAX ? -EOVERFLOW : (int)sb->len;
 }
 
 char *strstrip(char *s)

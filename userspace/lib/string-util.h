@@ -15,6 +15,24 @@ int xsnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((forma
  */
 int error_msg(char *buf, size_t size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * Text built in a fixed buffer by appending: the first failure (the text
+ * does not fit, -ENOBUFS) sticks, later appends do nothing, and
+ * strbuf_done() says how it went, so that a formatter checks once.
+ */
+struct strbuf {
+	char *buf;
+	size_t size, len;
+	int err;
+};
+
+#define STRBUF_INIT(b, s) ((struct strbuf){ .buf = (b), .size = (s) })
+
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The length of the text, or the first failure (-errno). */
+int strbuf_done(const struct strbuf *sb);
+
 /* Remove leading and trailing white space in place; returns @s. */
 char *strstrip(char *s);
 

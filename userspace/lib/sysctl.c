@@ -293,7 +293,7 @@ int coredam_sysctl_save_as(const struct coredam_roots *roots, const char *file, 
 {
 	_cleanup_close_ int fd = -1;
 	char buf[8192];
-	size_t o = 0;
+	struct strbuf sb = STRBUF_INIT(buf, sizeof(buf));
 	int r;
 
 	r = open_dir_at(AT_FDCWD, roots->state, &fd);
@@ -309,12 +309,12 @@ int coredam_sysctl_save_as(const struct coredam_roots *roots, const char *file, 
 			continue;
 		if (r < 0)
 			return r;
-		r = xsnprintf(buf + o, sizeof(buf) - o, "%s %s\n", names[i], val);
-		if (r < 0)
-			return r;
-		o += r;
+		strbuf_printf(&sb, "%s %s\n", names[i], val);
 	}
-	return write_file_atomic_at(fd, file, buf, o, 0600);
+	r = strbuf_done(&sb);
+	if (r < 0)
+		return r;
+	return write_file_atomic_at(fd, file, buf, sb.len, 0600);
 }
 
 int coredam_sysctl_restore_from(const struct coredam_roots *roots, const char *file)
