@@ -133,6 +133,12 @@ SETUPS = [
                       "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
                       "WritebackWindow=128K",
                       ADAPTIVE.replace("[Limits]\n", "[Limits]\nWritebackWindow=128K\n")),
+    # the ceiling at half the disk instead of three quarters: what the
+    # dumps may take while somebody else uses it
+    storm.agent_setup("coredam-adaptive-c20",
+                      "patched kernel + coredamd, adaptive 10-20 MB/s, 1-2 dumps at once, "
+                      "no limit while nobody else uses the disk",
+                      ADAPTIVE.replace("Ceiling=30M", "Ceiling=20M")),
     # what DumpNice=19 (the default) replaced: the dumps at the crashed
     # process's own CPU priority
     storm.agent_setup("coredam-fixed-keepnice",
@@ -146,7 +152,8 @@ SETUPS = [
 ]
 # not in the default run: they need `make kernel-v1`, and add a third to its time
 OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift", "coredam-fixed-w128",
-                   "coredam-adaptive-w128", "coredam-fixed-keepnice", "coredam-adaptive-keepnice"}
+                   "coredam-adaptive-w128", "coredam-fixed-keepnice", "coredam-adaptive-keepnice",
+                   "coredam-adaptive-c20"}
 # the setup every probe is also compared with
 FLOOR = "no-dumps"
 
