@@ -85,6 +85,18 @@ ConcurrencyCeiling=2
 FreeSpaceFloor=200M
 """
 
+FIXED_DESCRIBE = "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once"
+ADAPTIVE_DESCRIBE = "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once"
+
+
+def variant(name, describe, conf, section, line, why=""):
+    """A setup that puts back what a default replaced, or tries a knob:
+    @conf with one more line, in a [@section] of its own at the end (a
+    later value wins)."""
+    return storm.agent_setup(name, f"{describe}, {line}" + (f" ({why})" if why else ""),
+                             f"{conf.rstrip()}\n[{section}]\n{line}\n")
+
+
 SETUPS = [
     storm.Setup("stock", "stock", "stock 6.12, file core_pattern, no limits"),
     # the floor: what the storm costs without its dumps (under TCG the
@@ -108,47 +120,30 @@ SETUPS = [
     storm.agent_setup("v1-fixed",
                       "series v1 kernel (git 3fdf619) + coredamd, fixed 10 MB/s, 2 dumps "
                       "at once", FIXED, kernel="v1"),
-    storm.agent_setup("coredam-fixed",
-                      "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once", FIXED),
+    storm.agent_setup("coredam-fixed", FIXED_DESCRIBE, FIXED),
     storm.agent_setup("v1-adaptive",
                       "series v1 kernel (git 3fdf619) + coredamd, adaptive 10-30 MB/s, "
                       "1-2 dumps at once, no limit while nobody else uses the disk", ADAPTIVE, kernel="v1"),
-    storm.agent_setup("coredam-adaptive",
-                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
-                      "no limit while nobody else uses the disk (LiftWhenIdle=yes, the default)",
-                      ADAPTIVE),
+    storm.agent_setup("coredam-adaptive", ADAPTIVE_DESCRIBE + ", no limit while nobody else uses "
+                      "the disk (LiftWhenIdle=yes, the default)", ADAPTIVE),
     # what LiftWhenIdle= (on by default) replaced: the ceiling is the top
     # even when nobody else uses the disk
-    storm.agent_setup("coredam-nolift",
-                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
-                      "the ceiling the top even on an otherwise idle disk (LiftWhenIdle=no)",
-                      ADAPTIVE.replace("[Adaptive]\n", "[Adaptive]\nLiftWhenIdle=no\n")),
+    variant("coredam-nolift", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "LiftWhenIdle=no",
+            "the ceiling the top even on an otherwise idle disk"),
     # a smaller write-behind window: the dumps' requests are a quarter of
     # the default's, so a foreground request waits behind less of one
-    storm.agent_setup("coredam-fixed-w128",
-                      "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once, "
-                      "WritebackWindow=128K",
-                      FIXED.replace("[Limits]\n", "[Limits]\nWritebackWindow=128K\n")),
-    storm.agent_setup("coredam-adaptive-w128",
-                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
-                      "WritebackWindow=128K",
-                      ADAPTIVE.replace("[Limits]\n", "[Limits]\nWritebackWindow=128K\n")),
+    variant("coredam-fixed-w128", FIXED_DESCRIBE, FIXED, "Limits", "WritebackWindow=128K"),
+    variant("coredam-adaptive-w128", ADAPTIVE_DESCRIBE, ADAPTIVE, "Limits", "WritebackWindow=128K"),
     # the ceiling at half the disk instead of three quarters: what the
     # dumps may take while somebody else uses it
-    storm.agent_setup("coredam-adaptive-c20",
-                      "patched kernel + coredamd, adaptive 10-20 MB/s, 1-2 dumps at once, "
-                      "no limit while nobody else uses the disk",
-                      ADAPTIVE.replace("Ceiling=30M", "Ceiling=20M")),
+    variant("coredam-adaptive-c20", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "Ceiling=20M",
+            "at most 20 MB/s while somebody else uses the disk"),
     # what DumpNice=19 (the default) replaced: the dumps at the crashed
     # process's own CPU priority
-    storm.agent_setup("coredam-fixed-keepnice",
-                      "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once, "
-                      "the dumps at their own CPU priority (DumpNice=keep)",
-                      FIXED.replace("[Limits]\n", "[Limits]\nDumpNice=keep\n")),
-    storm.agent_setup("coredam-adaptive-keepnice",
-                      "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once, "
-                      "the dumps at their own CPU priority (DumpNice=keep)",
-                      ADAPTIVE.replace("[Limits]\n", "[Limits]\nDumpNice=keep\n")),
+    variant("coredam-fixed-keepnice", FIXED_DESCRIBE, FIXED, "Limits", "DumpNice=keep",
+            "the dumps at their own CPU priority"),
+    variant("coredam-adaptive-keepnice", ADAPTIVE_DESCRIBE, ADAPTIVE, "Limits", "DumpNice=keep",
+            "the dumps at their own CPU priority"),
 ]
 # not in the default run: they need `make kernel-v1`, and add a third to its time
 OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift", "coredam-fixed-w128",
