@@ -143,7 +143,8 @@ static int cmd_help(int argc, char **argv)
 	return CTL_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* The options before the command: -1 to go on, else the exit code. */
+static int parse_options(struct ctl *ctl, const char **ret_socket, int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_CG, OPT_PROC, OPT_SYS, OPT_VERSION };
 	static const struct option opts[] = {
@@ -156,31 +157,25 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{}
 	};
-	static struct ctl ctl = { .roots = COREDAM_ROOTS_DEFAULT };
-	struct coredam_config_error e;
-	const struct ctl_command *cmd;
-	const char *socket = NULL;
-	static char prog[32];
-	int c, r;
+	int c;
 
-	log_setup("coredamctl", LOG_TARGET_STDERR);
 	/* "+": stop at the command, whose own options follow it */
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'c':
-			snprintf(ctl.config_file, sizeof(ctl.config_file), "%s", optarg);
+			snprintf(ctl->config_file, sizeof(ctl->config_file), "%s", optarg);
 			break;
 		case OPT_SOCKET:
-			socket = optarg;
+			*ret_socket = optarg;
 			break;
 		case OPT_CG:
-			ctl.roots.cgroup = optarg;
+			ctl->roots.cgroup = optarg;
 			break;
 		case OPT_PROC:
-			ctl.roots.proc = optarg;
+			ctl->roots.proc = optarg;
 			break;
 		case OPT_SYS:
-			ctl.roots.sys = optarg;
+			ctl->roots.sys = optarg;
 			break;
 		case 'h':
 			ctl_usage(stdout);
@@ -193,6 +188,43 @@ int main(int argc, char **argv)
 			return CTL_EXIT_USAGE;
 		}
 	}
+	return -1;
+}
+
+/*
+ * Lenient: a bad line leaves out that line only, so that ControlSocket=
+ * and the rest still find the agent, which runs on its last good
+ * configuration.
+ */
+static void load_config(struct ctl *ctl, const char *socket)
+{
+	struct coredam_config_error e;
+	int r;
+
+	if (!ctl->config_file[0])
+		snprintf(ctl->config_file, sizeof(ctl->config_file), "%s/coredam.conf", ctl->roots.conf);
+	coredam_config_dropin_dirs(ctl->config_file, NULL, &ctl->dropins);
+	r = coredam_config_load_full(ctl->config_file, ctl->dropins.list, COREDAM_CONFIG_LENIENT, &ctl->cfg, &e);
+	ctl->cfg_ok = r == 0;
+	if (!ctl->cfg_ok)
+		snprintf(ctl->cfg_error, sizeof(ctl->cfg_error), "%s:%d: %s", e.file, e.line, e.msg);
+	if (r == -ENOMEM)
+		coredam_config_init(&ctl->cfg);
+	snprintf(ctl->socket, sizeof(ctl->socket), "%s", socket ? socket : ctl->cfg.control_socket);
+}
+
+int main(int argc, char **argv)
+{
+	static struct ctl ctl = { .roots = COREDAM_ROOTS_DEFAULT };
+	const struct ctl_command *cmd;
+	const char *socket = NULL;
+	static char prog[32];
+	int r;
+
+	log_setup("coredamctl", LOG_TARGET_STDERR);
+	r = parse_options(&ctl, &socket, argc, argv);
+	if (r >= 0)
+		return r;
 	if (optind >= argc) {
 		fprintf(stderr, "coredamctl: no command given\nTry 'coredamctl --help'.\n");
 		return CTL_EXIT_USAGE;
@@ -204,21 +236,7 @@ int main(int argc, char **argv)
 	}
 	if (!cmd->fn)
 		return cmd_help(argc - optind, argv + optind);
-	if (!ctl.config_file[0])
-		snprintf(ctl.config_file, sizeof(ctl.config_file), "%s/coredam.conf", ctl.roots.conf);
-	coredam_config_dropin_dirs(ctl.config_file, NULL, &ctl.dropins);
-	/*
-	 * Lenient: a bad line leaves out that line only, so that ControlSocket=
-	 * and the rest still find the agent, which runs on its last good
-	 * configuration.
-	 */
-	r = coredam_config_load_full(ctl.config_file, ctl.dropins.list, COREDAM_CONFIG_LENIENT, &ctl.cfg, &e);
-	ctl.cfg_ok = r == 0;
-	if (!ctl.cfg_ok)
-		snprintf(ctl.cfg_error, sizeof(ctl.cfg_error), "%s:%d: %s", e.file, e.line, e.msg);
-	if (r == -ENOMEM)
-		coredam_config_init(&ctl.cfg);
-	snprintf(ctl.socket, sizeof(ctl.socket), "%s", socket ? socket : ctl.cfg.control_socket);
+	load_config(&ctl, socket);
 
 	/* the command parses its own options; getopt names it by argv[0] */
 	snprintf(prog, sizeof(prog), "coredamctl %s", cmd->name);

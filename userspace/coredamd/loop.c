@@ -120,73 +120,57 @@ static bool nothing_dumps(const struct agent *a, bool have_st, const struct core
 	       st->v[COREDAM_STAT_OVERTIME] == 0;
 }
 
-void track_dumps(struct agent *a)
+/* One dump seen in /proc: classify it, start tracking it, log its arrival and admission. */
+static enum coredam_dump_state track_one(struct agent *a, struct coredam_dump *d, bool have_st,
+					 const struct coredam_stats *st, uint64_t now)
 {
-	struct coredam_dump *v = NULL;
-	uint64_t now = now_usec(CLOCK_MONOTONIC);
-	size_t n = 0, ended = 0;
-	uint32_t writing = 0, waiting = 0;
-	struct coredam_stats st;
-	bool have_st = a->kern.core_dump_stats && coredam_stats_read(&a->roots, &st) == 0;
-	const char *outcome = "ended";
+	struct tracked_dump *t = find_dump(a, d->pid);
+	struct coredam_dump_seen before = { 0 };
 
-	/* stock kernel: coredam-pipe's counters, in the same layout */
-	a->stats_from_pipe = false;
-	if (!a->kern.core_dump_stats && coredam_pipe_stats_as_kernel(a->roots.state, &st) == 0)
-		have_st = a->stats_from_pipe = true;
-
-	if (!nothing_dumps(a, have_st, &st) &&
-	    coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n) < 0)
-		return;
-	for (size_t i = 0; i < a->n_dumps; i++)
-		a->dumps[i].seen = false;
-	a->n_held = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct tracked_dump *t = find_dump(a, v[i].pid);
-		struct coredam_dump_seen before = { 0 };
-
-		if (v[i].cgroup[0])
-			add_held(a, v[i].cgroup);
-
-		if (t)
-			before = (struct coredam_dump_seen){ true, t->state, t->syscw };
-		v[i].state = coredam_dump_classify(&v[i], &before, have_st && a->kern.core_max_concurrency,
-						   have_st ? st.v[COREDAM_STAT_WAITING] : 0);
-		if (v[i].state == COREDAM_DUMP_WRITING || v[i].state == COREDAM_DUMP_DUMPING)
-			writing++;
-		else if (v[i].state == COREDAM_DUMP_WAITING)
-			waiting++;
-		if (!t) {
-			if (a->n_dumps >= MAX_TRACKED)
-				continue;
-			t = &a->dumps[a->n_dumps++];
-			memset(t, 0, sizeof(*t));
-			t->pid = v[i].pid;
-			t->state = v[i].state;
-			t->first_usec = now;
-			/* the crashed process chose these: not a newline, not a space, not "outcome=" of its own */
-			coredam_dump_name(&v[i], COREDAM_ESCAPE_WORD, t->exe, sizeof(t->exe));
-			log_info("dump started event=dump-start pid=%d exe=%s state=%s", t->pid, t->exe,
-				 coredam_dump_state_str(t->state));
-			deprioritize(a, &v[i]);
-			if (t->state != COREDAM_DUMP_WAITING)
-				t->admitted_usec = now;
-		} else if (t->state == COREDAM_DUMP_WAITING && v[i].state == COREDAM_DUMP_WRITING) {
+	if (d->cgroup[0])
+		add_held(a, d->cgroup);
+	if (t)
+		before = (struct coredam_dump_seen){ true, t->state, t->syscw };
+	d->state = coredam_dump_classify(d, &before, have_st && a->kern.core_max_concurrency,
+					 have_st ? st->v[COREDAM_STAT_WAITING] : 0);
+	if (!t) {
+		if (a->n_dumps >= MAX_TRACKED)
+			return d->state;
+		t = &a->dumps[a->n_dumps++];
+		memset(t, 0, sizeof(*t));
+		t->pid = d->pid;
+		t->state = d->state;
+		t->first_usec = now;
+		/* the crashed process chose these: not a newline, not a space, not "outcome=" of its own */
+		coredam_dump_name(d, COREDAM_ESCAPE_WORD, t->exe, sizeof(t->exe));
+		log_info("dump started event=dump-start pid=%d exe=%s state=%s", t->pid, t->exe,
+			 coredam_dump_state_str(t->state));
+		deprioritize(a, d);
+		if (t->state != COREDAM_DUMP_WAITING)
 			t->admitted_usec = now;
-			log_info("dump admitted event=dump-admitted pid=%d exe=%s waited_ms=%" PRIu64, t->pid, t->exe,
-				 (now - t->first_usec) / 1000);
-		}
-		t->state = v[i].state;
-		t->bytes = v[i].write_bytes;
-		t->syscw = v[i].syscw;
-		t->seen = true;
+	} else if (t->state == COREDAM_DUMP_WAITING && d->state == COREDAM_DUMP_WRITING) {
+		t->admitted_usec = now;
+		log_info("dump admitted event=dump-admitted pid=%d exe=%s waited_ms=%" PRIu64, t->pid, t->exe,
+			 (now - t->first_usec) / 1000);
 	}
-	free(v);
+	t->state = d->state;
+	t->bytes = d->write_bytes;
+	t->syscw = d->syscw;
+	t->seen = true;
+	return d->state;
+}
+
+/* Log and forget the tracked dumps that were not seen this time. */
+static void forget_ended(struct agent *a, bool have_st, const struct coredam_stats *st, uint64_t now)
+{
+	const char *outcome = "ended";
+	size_t ended = 0;
+
 	for (size_t i = 0; i < a->n_dumps; i++)
 		ended += !a->dumps[i].seen;
 	/* exactly one dump ended since the last look: the counters tell how */
 	if (have_st && a->have_last_stats && ended == 1)
-		outcome = dump_outcome(&st, &a->last_stats);
+		outcome = dump_outcome(st, &a->last_stats);
 	for (size_t i = 0; i < a->n_dumps;) {
 		struct tracked_dump *t = &a->dumps[i];
 
@@ -201,6 +185,38 @@ void track_dumps(struct agent *a)
 			 t->admitted_usec || t->state != COREDAM_DUMP_WAITING ? outcome : "skipped");
 		a->dumps[i] = a->dumps[--a->n_dumps];
 	}
+}
+
+void track_dumps(struct agent *a)
+{
+	struct coredam_dump *v = NULL;
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	uint32_t writing = 0, waiting = 0;
+	size_t n = 0;
+	struct coredam_stats st;
+	bool have_st = a->kern.core_dump_stats && coredam_stats_read(&a->roots, &st) == 0;
+
+	/* stock kernel: coredam-pipe's counters, in the same layout */
+	a->stats_from_pipe = false;
+	if (!a->kern.core_dump_stats && coredam_pipe_stats_as_kernel(a->roots.state, &st) == 0)
+		have_st = a->stats_from_pipe = true;
+
+	if (!nothing_dumps(a, have_st, &st) &&
+	    coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n) < 0)
+		return;
+	for (size_t i = 0; i < a->n_dumps; i++)
+		a->dumps[i].seen = false;
+	a->n_held = 0;
+	for (size_t i = 0; i < n; i++) {
+		enum coredam_dump_state state = track_one(a, &v[i], have_st, &st, now);
+
+		if (state == COREDAM_DUMP_WRITING || state == COREDAM_DUMP_DUMPING)
+			writing++;
+		else if (state == COREDAM_DUMP_WAITING)
+			waiting++;
+	}
+	free(v);
+	forget_ended(a, have_st, &st, now);
 	if (have_st) {
 		a->last_stats = st;
 		a->have_last_stats = true;
@@ -471,6 +487,54 @@ static void handle_client(struct agent *a)
 		log_warning("control request from uid %u refused: root only", (unsigned)uid);
 }
 
+static void handle_signal(struct agent *a)
+{
+	struct signalfd_siginfo si;
+
+	if (read(a->sig_fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGHUP) {
+		(void)sd_notify(0, "RELOADING=1");
+		log_info("SIGHUP: reloading %s and its drop-ins", a->config_file);
+		(void)agent_reload(a);	/* it logs a failure and keeps the configuration it had */
+		(void)sd_notify(0, "READY=1");
+	} else {
+		log_info("signal %d: shutting down", (int)si.ssi_signo);
+		a->quit = true;
+	}
+}
+
+/* The PSI triggers' events, @p[i] that of a->psi[i]. */
+static void handle_psi(struct agent *a, const struct pollfd *p, size_t n)
+{
+	bool looked = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct psi_source *ps = &a->psi[i];
+
+		if (p[i].revents & POLLERR) {
+			log_warning("PSI trigger on %s stopped working; sampling only", ps->path);
+			close(ps->trigger_fd);
+			ps->trigger_fd = -1;
+		} else if (p[i].revents & POLLPRI) {
+			/*
+			 * A source holding a dumper fires for the dumper's
+			 * stalls; a dump may have begun since the last look.
+			 */
+			if (!ps->held && !looked) {
+				track_dumps(a);
+				looked = true;
+			}
+			if (!ps->held && pressure_holds_dumper(a, ps->cgroup))
+				pressure_set_held(ps, true);
+			if (!ps->held) {
+				a->triggered = true;
+				a->m.pressure_triggers++;
+			}
+		}
+	}
+}
+
 int agent_loop(struct agent *a)
 {
 	uint64_t next = now_usec(CLOCK_MONOTONIC), watchdog_usec = 0, ping = 0;
@@ -514,21 +578,8 @@ int agent_loop(struct agent *a)
 			log_error("poll: %m");
 			return -errno;
 		}
-		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(a->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					sd_notify(0, "RELOADING=1");
-					log_info("SIGHUP: reloading %s and its drop-ins", a->config_file);
-					agent_reload(a);
-					sd_notify(0, "READY=1");
-				} else {
-					log_info("signal %d: shutting down", (int)si.ssi_signo);
-					a->quit = true;
-				}
-			}
-		}
+		if (p[0].revents & POLLIN)
+			handle_signal(a);
 		if (p[1].revents & POLLIN)
 			handle_client(a);
 		if (p[2].revents & POLLPRI) {
@@ -539,28 +590,7 @@ int agent_loop(struct agent *a)
 				log_debug("reading cgroup.events: %m");
 			track_dumps(a); /* the dump cgroup became (un)populated */
 		}
-		for (int i = psi0, looked = 0; i < n; i++) {
-			struct psi_source *ps = &a->psi[i - psi0];
-
-			if (p[i].revents & POLLERR) {
-				log_warning("PSI trigger on %s stopped working; sampling only", ps->path);
-				close(ps->trigger_fd);
-				ps->trigger_fd = -1;
-			} else if (p[i].revents & POLLPRI) {
-				/*
-				 * A source holding a dumper fires for the dumper's
-				 * stalls; a dump may have begun since the last look.
-				 */
-				if (!ps->held && !looked++)
-					track_dumps(a);
-				if (!ps->held && pressure_holds_dumper(a, ps->cgroup))
-					pressure_set_held(ps, true);
-				if (!ps->held) {
-					a->triggered = true;
-					a->m.pressure_triggers++;
-				}
-			}
-		}
+		handle_psi(a, p + psi0, (size_t)(n - psi0));
 		if (a->triggered && a->cfg.mode == COREDAM_MODE_ADAPTIVE)
 			next = now_usec(CLOCK_MONOTONIC); /* act on a trigger at once */
 	}

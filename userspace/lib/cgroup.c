@@ -215,9 +215,61 @@ static void set_fault(struct coredam_cg_fault *fault, const char *dir, const cha
 	snprintf(fault->what, sizeof(fault->what), "%s", what);
 }
 
-int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_cg_fault *fault)
+/* +io +memory in the cgroup.subtree_control of @dir ("" the root), each written on its own. */
+static int enable_in(int rootfd, const char *dir, struct coredam_cg_fault *fault)
 {
 	static const char *const ctrls[] = { "io", "memory" };
+	_cleanup_free_ char *avail = NULL, *enabled = NULL;
+	const char *d = *dir ? dir : ".";
+	char f[PATH_MAX + 32], msg[200];
+	int r;
+
+	r = xsnprintf(f, sizeof(f), "%s/cgroup.controllers", d);
+	if (r < 0)
+		return r;
+	r = read_file_at(rootfd, f, 4096, &avail);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot read: %s (is cgroup v2 mounted there?)", strerror(-r));
+		set_fault(fault, dir, "cgroup.controllers", msg);
+		return r;
+	}
+	r = xsnprintf(f, sizeof(f), "%s/cgroup.subtree_control", d);
+	if (r < 0)
+		return r;
+	r = read_file_at(rootfd, f, 4096, &enabled);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
+		set_fault(fault, dir, "cgroup.subtree_control", msg);
+		return r;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
+		char cmd[32];
+
+		if (coredam_word_in(enabled, ctrls[i]))
+			continue;
+		if (!coredam_word_in(avail, ctrls[i])) {
+			snprintf(msg, sizeof(msg),
+				 "controller \"%s\" is not available here (not in cgroup.controllers: enable +%s in the parent's cgroup.subtree_control or delegate it)",
+				 ctrls[i], ctrls[i]);
+			set_fault(fault, dir, "cgroup.subtree_control", msg);
+			return -ENOENT;
+		}
+		snprintf(cmd, sizeof(cmd), "+%s", ctrls[i]);
+		r = write_file_at(rootfd, f, cmd);
+		if (r < 0) {
+			snprintf(msg, sizeof(msg), "writing \"%s\" failed: %s%s", cmd, strerror(-r),
+				 r == -EBUSY ? " (processes live in this cgroup: no internal processes with domain controllers)" :
+				 r == -EACCES || r == -EPERM ? " (not delegated to us)" : "");
+			set_fault(fault, dir, "cgroup.subtree_control", msg);
+			return r;
+		}
+		log_debug("enabled +%s in /%s/cgroup.subtree_control", ctrls[i], dir);
+	}
+	return 0;
+}
+
+int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_cg_fault *fault)
+{
 	char rel[PATH_MAX], dir[PATH_MAX] = "";
 	const char *p;
 	int r;
@@ -234,60 +286,11 @@ int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_c
 	/* walk ancestors: "" (root), "a", "a/b", ... up to the parent of rel */
 	p = rel;
 	for (;;) {
-		_cleanup_free_ char *avail = NULL, *enabled = NULL;
-		const char *d = *dir ? dir : ".";
 		const char *slash;
 
-		{
-			char f[PATH_MAX + 32];
-
-			r = xsnprintf(f, sizeof(f), "%s/cgroup.controllers", d);
-			if (r < 0)
-				return r;
-			r = read_file_at(rootfd, f, 4096, &avail);
-			if (r < 0) {
-				char msg[128];
-
-				snprintf(msg, sizeof(msg), "cannot read: %s (is cgroup v2 mounted there?)",
-					 strerror(-r));
-				set_fault(fault, dir, "cgroup.controllers", msg);
-				return r;
-			}
-			r = xsnprintf(f, sizeof(f), "%s/cgroup.subtree_control", d);
-			if (r < 0)
-				return r;
-			r = read_file_at(rootfd, f, 4096, &enabled);
-			if (r < 0) {
-				char msg[128];
-
-				snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
-				set_fault(fault, dir, "cgroup.subtree_control", msg);
-				return r;
-			}
-			for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
-				char cmd[32], msg[200];
-
-				if (coredam_word_in(enabled, ctrls[i]))
-					continue;
-				if (!coredam_word_in(avail, ctrls[i])) {
-					snprintf(msg, sizeof(msg),
-						 "controller \"%s\" is not available here (not in cgroup.controllers: enable +%s in the parent's cgroup.subtree_control or delegate it)",
-						 ctrls[i], ctrls[i]);
-					set_fault(fault, dir, "cgroup.subtree_control", msg);
-					return -ENOENT;
-				}
-				snprintf(cmd, sizeof(cmd), "+%s", ctrls[i]);
-				r = write_file_at(rootfd, f, cmd);
-				if (r < 0) {
-					snprintf(msg, sizeof(msg), "writing \"%s\" failed: %s%s", cmd, strerror(-r),
-						 r == -EBUSY ? " (processes live in this cgroup: no internal processes with domain controllers)" :
-						 r == -EACCES || r == -EPERM ? " (not delegated to us)" : "");
-					set_fault(fault, dir, "cgroup.subtree_control", msg);
-					return r;
-				}
-				log_debug("enabled +%s in /%s/cgroup.subtree_control", ctrls[i], dir);
-			}
-		}
+		r = enable_in(rootfd, dir, fault);
+		if (r < 0)
+			return r;
 		slash = strchr(p, '/');
 		if (!slash)
 			break;

@@ -262,6 +262,36 @@ static struct coredam_pipe_budget budget_now(int dirfd, const struct coredam_pip
 	return b;
 }
 
+/*
+ * Room in the queue under budget @b for a dump of @uid: 1, or 0 when it
+ * is full (*ret_live: the dumps in it). When another source holds more of
+ * the waiting places than this dump's would (counting it), that source's
+ * newest waiter leaves instead, so one user's storm cannot take every
+ * place. Called under the directory lock.
+ */
+static int make_room(int dirfd, const struct coredam_pipe_budget *b, uid_t uid, uint32_t *ret_live)
+{
+	_cleanup_free_ struct coredam_pipe_entry *v = NULL;
+	const struct coredam_pipe_entry *out;
+	uint32_t live;
+	size_t n = 0;
+	int r;
+
+	if (!b->concurrency || !b->waiting)
+		return 1;
+	r = collect(dirfd, true, &v, &n);
+	if (r < 0)
+		return r;
+	live = live_count(v, n, UINT64_MAX);
+	if ((uint64_t)live < (uint64_t)b->concurrency + b->waiting)
+		return 1;
+	out = coredam_pipe_pick_pushed_out(v, n, (uint32_t)uid);
+	if (out && push_out(dirfd, out) >= 0)
+		return 1;
+	*ret_live = live;
+	return 0;
+}
+
 int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uid_t uid,
 			 const struct coredam_pipe_budget *fallback, uint32_t *ret_ahead)
 {
@@ -269,38 +299,17 @@ int coredam_pipe_enqueue(struct coredam_pipe_queue *q, pid_t pid, uid_t uid,
 	_cleanup_free_ char *s = NULL;
 	struct coredam_pipe_budget b;
 	uint64_t t = 0;
-	uint32_t live;
 	char buf[48], name[32];
 	int r;
 
 	r = coredam_pipe_dir_lock(q->dirfd, LOCK_EX, &lfd);
 	if (r < 0)
 		return r;
-	/*
-	 * The cap first, under the lock: a dump beyond it costs no ticket and
-	 * no inotify instance, unless another source holds more of the
-	 * waiting places than this dump's would (counting it): then that
-	 * source's newest waiter leaves instead, so one user's storm cannot
-	 * take every place.
-	 */
+	/* the cap first, under the lock: a dump beyond it costs no ticket and no inotify instance */
 	b = budget_now(q->dirfd, fallback);
-	if (b.concurrency && b.waiting) {
-		_cleanup_free_ struct coredam_pipe_entry *v = NULL;
-		const struct coredam_pipe_entry *out;
-		size_t n = 0;
-
-		r = collect(q->dirfd, true, &v, &n);
-		if (r < 0)
-			return r;
-		live = live_count(v, n, UINT64_MAX);
-		if ((uint64_t)live >= (uint64_t)b.concurrency + b.waiting) {
-			out = coredam_pipe_pick_pushed_out(v, n, (uint32_t)uid);
-			if (!out || push_out(q->dirfd, out) < 0) {
-				*ret_ahead = live;
-				return 0;
-			}
-		}
-	}
+	r = make_room(q->dirfd, &b, uid, ret_ahead);
+	if (r <= 0)
+		return r;
 	r = read_file_at(q->dirfd, COREDAM_PIPE_TICKET_FILE, 64, &s);
 	if (r >= 0) {
 		if (parse_u64(strstrip(s), &t) < 0)
