@@ -163,10 +163,10 @@ static void check_cgroup(struct ctl *c, const struct coredam_kernel_support *k)
 		report(0, "cgroup v2 mounted at %s", c->roots.cgroup);
 		check_delegation(c, rootfd);
 		if (coredam_cg_open(rootfd, c->cfg.cgroup, false, &cg) == 0) {
-			struct coredam_cg_fault f = { 0 };
+			struct coredam_error f = { 0 };
 
 			if (coredam_cg_check_files(rootfd, c->cfg.cgroup, &f) < 0)
-				report(2, "%s%s: %s", c->roots.cgroup, f.path, f.what);
+				report(2, "%s%s: %s", c->roots.cgroup, f.where, f.msg);
 			else
 				report(0, "dump cgroup %s exists with io.max and memory.high", c->cfg.cgroup);
 			close(cg);

@@ -129,7 +129,7 @@ static int setup_kernel_leaf(struct agent *a)
 
 int agent_setup_cgroup(struct agent *a)
 {
-	struct coredam_cg_fault f = { 0 };
+	struct coredam_error f = { 0 };
 	bool existed;
 	int r;
 
@@ -147,8 +147,8 @@ int agent_setup_cgroup(struct agent *a)
 	}
 	r = coredam_cg_enable_controllers(a->cgroot_fd, a->cfg.cgroup, &f);
 	if (r < 0) {
-		log_error("cannot delegate io and memory to %s: %s%s: %s", a->cfg.cgroup, a->roots.cgroup, f.path,
-			  f.what);
+		log_error("cannot delegate io and memory to %s: %s%s: %s", a->cfg.cgroup, a->roots.cgroup, f.where,
+			  f.msg);
 		return r;
 	}
 	{
@@ -168,7 +168,7 @@ int agent_setup_cgroup(struct agent *a)
 	}
 	r = coredam_cg_check_files(a->cgroot_fd, a->cfg.cgroup, &f);
 	if (r < 0) {
-		log_error("%s%s: %s", a->roots.cgroup, f.path, f.what);
+		log_error("%s%s: %s", a->roots.cgroup, f.where, f.msg);
 		return r;
 	}
 	r = coredam_cg_write_memory_high(a->cg_fd, a->cfg.memory_high);

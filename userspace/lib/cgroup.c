@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 
 #include "cgroup.h"
+#include "error.h"
 #include "macro.h"
 #include "alloc-util.h"
 #include "log.h"
@@ -203,82 +205,77 @@ bool coredam_word_in(const char *list, const char *word)
 	return false;
 }
 
-static void set_fault(struct coredam_cg_fault *fault, const char *dir, const char *file,
-		      const char *what)
+/* Name the file at fault, /@dir/@file ("" the root), and say what is wrong with it. */
+static __attribute__((format(printf, 5, 6))) int set_fault(struct coredam_error *e, int r, const char *dir,
+							  const char *file, const char *fmt, ...)
 {
-	if (!fault)
-		return;
+	char where[PATH_MAX + 32], msg[512];
+	va_list ap;
+
+	if (!e)
+		return r;
 	if (!*dir)
-		snprintf(fault->path, sizeof(fault->path), "/%s", file);
+		snprintf(where, sizeof(where), "/%s", file);
 	else
-		snprintf(fault->path, sizeof(fault->path), "/%s/%s", dir, file);
-	snprintf(fault->what, sizeof(fault->what), "%s", what);
+		snprintf(where, sizeof(where), "/%s/%s", dir, file);
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return coredam_error_set_at(e, r, where, 0, "%s", msg);
 }
 
 /* +io +memory in the cgroup.subtree_control of @dir ("" the root), each written on its own. */
-static int enable_in(int rootfd, const char *dir, struct coredam_cg_fault *fault)
+static int enable_in(int rootfd, const char *dir, struct coredam_error *reterr)
 {
 	static const char *const ctrls[] = { "io", "memory" };
 	_cleanup_free_ char *avail = NULL, *enabled = NULL;
 	const char *d = *dir ? dir : ".";
-	char f[PATH_MAX + 32], msg[200];
+	char f[PATH_MAX + 32];
 	int r;
 
 	r = xsnprintf(f, sizeof(f), "%s/cgroup.controllers", d);
 	if (r < 0)
 		return r;
 	r = read_file_at(rootfd, f, 4096, &avail);
-	if (r < 0) {
-		snprintf(msg, sizeof(msg), "cannot read: %s (is cgroup v2 mounted there?)", strerror(-r));
-		set_fault(fault, dir, "cgroup.controllers", msg);
-		return r;
-	}
+	if (r < 0)
+		return set_fault(reterr, r, dir, "cgroup.controllers", "cannot read: %s (is cgroup v2 mounted there?)",
+				 strerror(-r));
 	r = xsnprintf(f, sizeof(f), "%s/cgroup.subtree_control", d);
 	if (r < 0)
 		return r;
 	r = read_file_at(rootfd, f, 4096, &enabled);
-	if (r < 0) {
-		snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
-		set_fault(fault, dir, "cgroup.subtree_control", msg);
-		return r;
-	}
+	if (r < 0)
+		return set_fault(reterr, r, dir, "cgroup.subtree_control", "cannot read: %s", strerror(-r));
 	for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
 		char cmd[32];
 
 		if (coredam_word_in(enabled, ctrls[i]))
 			continue;
-		if (!coredam_word_in(avail, ctrls[i])) {
-			snprintf(msg, sizeof(msg),
-				 "controller \"%s\" is not available here (not in cgroup.controllers: enable +%s in the parent's cgroup.subtree_control or delegate it)",
-				 ctrls[i], ctrls[i]);
-			set_fault(fault, dir, "cgroup.subtree_control", msg);
-			return -ENOENT;
-		}
+		if (!coredam_word_in(avail, ctrls[i]))
+			return set_fault(reterr, -ENOENT, dir, "cgroup.subtree_control",
+					 "controller \"%s\" is not available here (not in cgroup.controllers: enable +%s in the parent's cgroup.subtree_control or delegate it)",
+					 ctrls[i], ctrls[i]);
 		snprintf(cmd, sizeof(cmd), "+%s", ctrls[i]);
 		r = write_file_at(rootfd, f, cmd);
-		if (r < 0) {
-			snprintf(msg, sizeof(msg), "writing \"%s\" failed: %s%s", cmd, strerror(-r),
-				 r == -EBUSY ? " (processes live in this cgroup: no internal processes with domain controllers)" :
-				 r == -EACCES || r == -EPERM ? " (not delegated to us)" : "");
-			set_fault(fault, dir, "cgroup.subtree_control", msg);
-			return r;
-		}
+		if (r < 0)
+			return set_fault(reterr, r, dir, "cgroup.subtree_control", "writing \"%s\" failed: %s%s", cmd,
+					 strerror(-r),
+					 r == -EBUSY ? " (processes live in this cgroup: no internal processes with domain controllers)" :
+					 r == -EACCES || r == -EPERM ? " (not delegated to us)" : "");
 		log_debug("enabled +%s in /%s/cgroup.subtree_control", ctrls[i], dir);
 	}
 	return 0;
 }
 
-int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_cg_fault *fault)
+int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_error *reterr)
 {
 	char rel[PATH_MAX], dir[PATH_MAX] = "";
 	const char *p;
 	int r;
 
 	r = coredam_cg_path_valid(path);
-	if (r < 0) {
-		set_fault(fault, "", path, "not a valid cgroup path (absolute, not the root, no . or ..)");
-		return r;
-	}
+	if (r < 0)
+		return set_fault(reterr, r, "", path, "not a valid cgroup path (absolute, not the root, no . or ..)");
 	r = cg_relative(path, rel, sizeof(rel));
 	if (r < 0)
 		return r;
@@ -288,7 +285,7 @@ int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_c
 	for (;;) {
 		const char *slash;
 
-		r = enable_in(rootfd, dir, fault);
+		r = enable_in(rootfd, dir, reterr);
 		if (r < 0)
 			return r;
 		slash = strchr(p, '/');
@@ -302,7 +299,7 @@ int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_c
 	return 0;
 }
 
-int coredam_cg_check_files(int rootfd, const char *path, struct coredam_cg_fault *fault)
+int coredam_cg_check_files(int rootfd, const char *path, struct coredam_error *reterr)
 {
 	static const struct {
 		const char *file, *ctrl;
@@ -323,17 +320,15 @@ int coredam_cg_check_files(int rootfd, const char *path, struct coredam_cg_fault
 			parent[0] = '\0';
 	}
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-		char f[PATH_MAX + 32], msg[200];
+		char f[PATH_MAX + 32];
 
 		r = xsnprintf(f, sizeof(f), "%s/%s", rel, files[i].file);
 		if (r < 0)
 			return r;
 		if (faccessat(rootfd, f, F_OK, 0) == 0)
 			continue;
-		snprintf(msg, sizeof(msg), "lacks +%s, so /%s has no %s", files[i].ctrl, rel,
-			 files[i].file);
-		set_fault(fault, parent, "cgroup.subtree_control", msg);
-		return -ENOENT;
+		return set_fault(reterr, -ENOENT, parent, "cgroup.subtree_control", "lacks +%s, so /%s has no %s",
+				 files[i].ctrl, rel, files[i].file);
 	}
 	return 0;
 }

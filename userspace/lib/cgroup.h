@@ -8,16 +8,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "error.h"
+
 /* One io.max rule. A limit of 0 means "max" (no limit). */
 struct coredam_io_limit {
 	unsigned int major, minor;
 	uint64_t rbps, wbps, riops, wiops;
-};
-
-/* Where a cgroup operation failed, for the front end's message. */
-struct coredam_cg_fault {
-	char path[512];		/* file at fault, relative to the cgroup root */
-	char what[256];		/* what was wrong with it */
 };
 
 /* "8:0 rbps=max wbps=10000000 riops=max wiops=max" (no newline). */
@@ -39,17 +35,18 @@ int coredam_cg_open(int rootfd, const char *path, bool create, int *ret_fd);
 /*
  * Make io and memory available to @path: every ancestor from the root down
  * to @path's parent gets "+io" and "+memory" in cgroup.subtree_control,
- * each written separately. On failure @fault names the file and the cause
+ * each written separately. On failure @reterr names the file at fault,
+ * relative to the cgroup root ("/a/cgroup.subtree_control"), and the cause
  * (controller missing from the parent's cgroup.controllers, or the write
  * refused with errno).
  */
-int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_cg_fault *fault);
+int coredam_cg_enable_controllers(int rootfd, const char *path, struct coredam_error *reterr);
 
 /*
  * Check the controller files exist in the cgroup; when one is missing fill
- * @fault with the parent's cgroup.subtree_control that lacks +io/+memory.
+ * @reterr with the parent's cgroup.subtree_control that lacks +io/+memory.
  */
-int coredam_cg_check_files(int rootfd, const char *path, struct coredam_cg_fault *fault);
+int coredam_cg_check_files(int rootfd, const char *path, struct coredam_error *reterr);
 
 /*
  * Apply @n rules to io.max of @cgfd, one write() per rule; devices present

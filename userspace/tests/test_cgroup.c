@@ -53,7 +53,7 @@ static void fake_cgroot(const char *ctrl_root, const char *ctrl_sys)
 
 TEST(cgroup_create_and_enable)
 {
-	struct coredam_cg_fault f = { 0 };
+	struct coredam_error f = { 0 };
 	int root, cg = -1;
 	char *s;
 
@@ -88,21 +88,21 @@ TEST(cgroup_create_and_enable)
 
 TEST(cgroup_enable_names_parent)
 {
-	struct coredam_cg_fault f = { 0 };
+	struct coredam_error f = { 0 };
 	int root;
 
 	fake_cgroot("cpu io memory\n", "cpu memory\n"); /* io not delegated to system.slice's children */
 	mkfile("cg/system.slice/cgroup.subtree_control", "memory\n");
 	root = open(tpath("cg"), O_RDONLY | O_DIRECTORY);
 	CHECK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f) == -ENOENT);
-	CHECK_STREQ(f.path, "/system.slice/cgroup.subtree_control");
-	CHECK(strstr(f.what, "\"io\"") != NULL);
+	CHECK_STREQ(f.where, "/system.slice/cgroup.subtree_control");
+	CHECK(strstr(f.msg, "\"io\"") != NULL);
 	/* missing io.max in the cgroup: name the parent lacking +io */
 	mkfile("cg/system.slice/coredump.slice/memory.high", "max\n");
 	memset(&f, 0, sizeof(f));
 	CHECK(coredam_cg_check_files(root, "/system.slice/coredump.slice", &f) == -ENOENT);
-	CHECK_STREQ(f.path, "/system.slice/cgroup.subtree_control");
-	CHECK(strstr(f.what, "lacks +io") != NULL);
+	CHECK_STREQ(f.where, "/system.slice/cgroup.subtree_control");
+	CHECK(strstr(f.msg, "lacks +io") != NULL);
 	mkfile("cg/system.slice/coredump.slice/io.max", "");
 	CHECK(coredam_cg_check_files(root, "/system.slice/coredump.slice", &f) == 0);
 	close(root);
