@@ -409,14 +409,14 @@ static int parse_options(struct helper *h, int argc, char **argv)
 /* The configuration: a broken file must not cost the core, so the defaults then. */
 static void load_config(struct helper *h)
 {
-	struct coredam_config_error e;
+	struct coredam_error e;
 	struct coredam_dropin_dirs dropins;
 
 	if (!h->config[0])
 		snprintf(h->config, sizeof(h->config), "%s/coredam.conf", h->roots.conf);
 	coredam_config_dropin_dirs(h->config, h->config_dir, &dropins);
 	if (coredam_config_load(h->config, dropins.list, &h->cfg, &e) < 0) {
-		log_full(LOG_WARNING, "%s:%d: %s; using the defaults", e.file, e.line, e.msg);
+		log_full(LOG_WARNING, "%s:%d: %s; using the defaults", e.where, e.line, e.msg);
 		coredam_config_init(&h->cfg);
 	}
 }

@@ -15,8 +15,9 @@
 int cmd_set(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = { { "persist", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' }, {} };
-	char req[COREDAM_CTL_REQ_MAX], resp[1024], err[400], dropin[PATH_MAX];
+	char req[COREDAM_CTL_REQ_MAX], resp[1024], dropin[PATH_MAX];
 	struct coredam_config tmp = c->cfg;
+	struct coredam_error e;
 	const char *section, *key, *name, *value;
 	bool persist = false;
 	int o, r;
@@ -45,8 +46,8 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 	 * is the running agent's to say, whose settings may differ from the
 	 * files' by earlier runtime changes.
 	 */
-	if (coredam_config_set(&tmp, section, key, value, err, sizeof(err)) < 0) {
-		fprintf(stderr, "coredamctl set %s: %s\n", name, err);
+	if (coredam_config_set(&tmp, section, key, value, &e) < 0) {
+		fprintf(stderr, "coredamctl set %s: %s\n", name, e.msg);
 		return CTL_EXIT_USAGE;
 	}
 	r = xsnprintf(req, sizeof(req), "SET %s %s", name, value);

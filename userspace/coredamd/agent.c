@@ -593,36 +593,27 @@ static void log_config(struct agent *a)
 /*
  * Put a->cfg in force after @old: the cgroup (when its path or memory.high
  * changed), the devices, the pressure sources, io.max and the kernel's
- * knobs. On failure @why (if given) says which step failed.
+ * knobs. On failure @reterr (if given) says which step failed.
  */
-static int reload_apply(struct agent *a, const struct coredam_config *old, char *why, size_t whysize)
+static int reload_apply(struct agent *a, const struct coredam_config *old, struct coredam_error *reterr)
 {
 	int r;
 
 	if (strcmp(old->cgroup, a->cfg.cgroup) != 0 || old->memory_high != a->cfg.memory_high) {
 		r = agent_setup_cgroup(a);
-		if (r < 0) {
-			if (why)
-				snprintf(why, whysize, "cgroup %s setup failed: %s", a->cfg.cgroup, strerror(-r));
-			return r;
-		}
+		if (r < 0)
+			return coredam_error_set(reterr, r, "cgroup %s setup failed: %s", a->cfg.cgroup, strerror(-r));
 	}
 	agent_budget_reset(a);
 	agent_resolve_devices(a);
 	pressure_close(a);
 	pressure_setup(a);
 	r = agent_apply_io(a);
-	if (r < 0) {
-		if (why)
-			snprintf(why, whysize, "cannot write io.max of %s: %s", a->cfg.cgroup, strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return coredam_error_set(reterr, r, "cannot write io.max of %s: %s", a->cfg.cgroup, strerror(-r));
 	r = agent_apply_sysctls(a, false);
-	if (r < 0) {
-		if (why)
-			snprintf(why, whysize, "cannot set the kernel's coredump knobs: %s", strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return coredam_error_set(reterr, r, "cannot set the kernel's coredump knobs: %s", strerror(-r));
 	return 0;
 }
 
@@ -635,19 +626,21 @@ static int reload_apply(struct agent *a, const struct coredam_config *old, char 
 int agent_reload(struct agent *a)
 {
 	struct coredam_config cfg, old = a->cfg;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	int r;
 
 	r = coredam_config_load(a->config_file, a->dropins.list, &cfg, &e);
 	if (r < 0) {
-		snprintf(a->last_reload, sizeof(a->last_reload), "%s:%d: %s", e.file, e.line, e.msg);
+		/* "file:0: msg" too when no line is at fault, as it has always read */
+		snprintf(a->last_reload, sizeof(a->last_reload), "%s:%d: %s", e.where, e.line, e.msg);
 		goto refused;
 	}
 	a->cfg = cfg;
-	r = reload_apply(a, &old, a->last_reload, sizeof(a->last_reload));
+	r = reload_apply(a, &old, &e);
 	if (r < 0) {
+		(void)coredam_error_str(&e, a->last_reload, sizeof(a->last_reload));
 		a->cfg = old;
-		if (reload_apply(a, &cfg, NULL, 0) < 0)
+		if (reload_apply(a, &cfg, NULL) < 0)
 			log_error("the last good configuration could not be put back in force either");
 		goto refused;
 	}
@@ -663,13 +656,13 @@ refused:
 	return r;
 }
 
-int agent_set(struct agent *a, const char *name, const char *value, char *err, size_t errsize)
+int agent_set(struct agent *a, const char *name, const char *value, struct coredam_error *reterr)
 {
 	struct coredam_config cfg = a->cfg;
 	const char *section, *key;
 	int r;
 
-	r = coredam_ctl_apply_set(&cfg, name, value, err, errsize);
+	r = coredam_ctl_apply_set(&cfg, name, value, reterr);
 	if (r < 0)
 		return r;
 	(void)coredam_ctl_set_key(name, &section, &key);
@@ -691,10 +684,8 @@ int agent_set(struct agent *a, const char *name, const char *value, char *err, s
 	r = agent_apply_io(a);
 	if (r >= 0)
 		r = agent_apply_admission(a);
-	if (r < 0) {
-		snprintf(err, errsize, "applying failed: %s", strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return coredam_error_set(reterr, r, "applying failed: %s", strerror(-r));
 	log_info("runtime change %s=%s event=set mode=%s write_bps=%" PRIu64 " concurrency=%u", key, value,
 		 coredam_mode_str(a->cfg.mode), a->budget.wbps, a->budget.concurrency);
 	return 0;

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "devices.h"
 #include "dumps.h"
+#include "error.h"
 #include "escape.h"
 #include "metrics.h"
 #include "roots.h"
@@ -133,7 +134,8 @@ int agent_core_pattern_install(struct agent *a);
 int agent_core_pattern_restore(struct agent *a);
 void agent_budget_reset(struct agent *a);
 int agent_reload(struct agent *a);
-int agent_set(struct agent *a, const char *name, const char *value, char *err, size_t errsize);
+/* SET NAME VALUE of the control socket, put in force; on failure *reterr says why. */
+int agent_set(struct agent *a, const char *name, const char *value, struct coredam_error *reterr);
 
 /* pressure.c */
 void pressure_setup(struct agent *a);

@@ -447,12 +447,15 @@ static int ctl_status(void *userdata, char *buf, size_t size)
 static int ctl_set(void *userdata, const char *name, const char *value, char *buf, size_t size)
 {
 	struct agent *a = userdata;
+	struct coredam_error e = { 0 };
 	int r;
 
-	r = agent_set(a, name, value, buf, size);
+	r = agent_set(a, name, value, &e);
 	write_metrics(a);
-	if (r < 0)
+	if (r < 0) {
+		(void)coredam_error_str(&e, buf, size);
 		return r;
+	}
 	(void)snprintf(buf, size, "mode=%s\nwrite_bps=%" PRIu64 "\nconcurrency=%u\n", coredam_mode_str(a->cfg.mode),
 		       a->budget.wbps, a->adm.concurrency);
 	return 0;

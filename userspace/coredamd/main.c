@@ -164,7 +164,7 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 /* 1. The configuration (and --dump-config); -1 to go on, else the exit status. */
 static int load_config(struct agent *a, const struct options *o)
 {
-	struct coredam_config_error e;
+	struct coredam_error e;
 	static char buf[65536];	/* every key, paths up to PATH_MAX */
 
 	if (o->config)
@@ -174,7 +174,7 @@ static int load_config(struct agent *a, const struct options *o)
 	coredam_config_dropin_dirs(a->config_file, o->config_dir, &a->dropins);
 
 	if (coredam_config_load(a->config_file, a->dropins.list, &a->cfg, &e) < 0) {
-		log_error("%s:%d: %s", e.file, e.line, e.msg);
+		log_error("%s:%d: %s", e.where, e.line, e.msg);
 		return EXIT_CONFIG;
 	}
 	if (!o->dump)

@@ -71,7 +71,7 @@ static int write_tree(const char *tree, const uint8_t *data, size_t size, bool s
 	return n;
 }
 
-static int load(const char *tree, struct coredam_config *c, struct coredam_config_error *e)
+static int load(const char *tree, struct coredam_config *c, struct coredam_error *e)
 {
 	char main_rel[64], dropin_rel[64], main_file[PATH_MAX], dropin_dir[PATH_MAX];
 
@@ -88,18 +88,18 @@ static void format(const struct coredam_config *c, char *buf, size_t size)
 }
 
 /* The error with the tree's directory taken off the file name. */
-static const char *error_file(const struct coredam_config_error *e)
+static const char *error_file(const struct coredam_error *e)
 {
-	const char *s = strstr(e->file, "/coredam.conf");
+	const char *s = strstr(e->where, "/coredam.conf");
 
-	return s ? s : e->file;
+	return s ? s : e->where;
 }
 
 static void check_comments_do_not_count(int r, const struct coredam_config *c,
-					const struct coredam_config_error *e)
+					const struct coredam_error *e)
 {
 	struct coredam_config c2;
-	struct coredam_config_error e2;
+	struct coredam_error e2;
 	static char a[8192], b[8192];
 	int r2;
 
@@ -122,7 +122,7 @@ static void check_comments_do_not_count(int r, const struct coredam_config *c,
 static void check_persist(int n_dropins, const struct coredam_config *c)
 {
 	struct coredam_config want = *c, got;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	static char a[8192], b[8192];
 	char rel[64];
 	int r;
@@ -145,7 +145,7 @@ static void check_persist(int n_dropins, const struct coredam_config *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	int n, r;
 
 	n = write_tree("o", data, size, false);

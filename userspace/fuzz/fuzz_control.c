@@ -44,7 +44,7 @@ static void check_request(const struct coredam_ctl_request *q)
 {
 	const char *section, *key;
 	struct coredam_config c;
-	char err[512];
+	struct coredam_error err;
 
 	switch (q->cmd) {
 	case COREDAM_CTL_PING:
@@ -57,9 +57,9 @@ static void check_request(const struct coredam_ctl_request *q)
 		for (const char *p = q->value; *p; p++)
 			FUZZ_CHECK(!isspace((unsigned char)*p));
 		coredam_config_init(&c);
-		err[0] = '\0';
-		if (coredam_config_set(&c, section, key, q->value, err, sizeof(err)) < 0)
-			FUZZ_CHECK(err[0]);
+		err.msg[0] = '\0';
+		if (coredam_config_set(&c, section, key, q->value, &err) < 0)
+			FUZZ_CHECK(err.msg[0]);
 		return;
 	}
 	FUZZ_CHECK(!"unknown command");

@@ -102,13 +102,13 @@ static void check_keys(const char *s)
 	};
 	static char out[65536];	/* longer than any configuration: paths may be PATH_MAX */
 	struct coredam_config c;
-	char err[512];
+	struct coredam_error err;
 
 	coredam_config_init(&c);
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-		err[0] = '\0';
-		if (coredam_config_set(&c, keys[i][0], keys[i][1], s, err, sizeof(err)) < 0)
-			FUZZ_CHECK(err[0]);
+		err.msg[0] = '\0';
+		if (coredam_config_set(&c, keys[i][0], keys[i][1], s, &err) < 0)
+			FUZZ_CHECK(err.msg[0]);
 	}
 	FUZZ_CHECK(coredam_config_format(&c, out, sizeof(out)) > 0);
 	FUZZ_CHECK(c.pressure_target >= 0.0 && c.pressure_target <= 1.0);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "error.h"
 #include "macro.h"
 #include "fileio.h"
 #include "string-util.h"
@@ -106,7 +107,7 @@ struct parse_ctx {
 	const struct line_reader *lr;
 	bool failed;
 	bool lenient;		/* keep going past errors; the first is reported */
-	struct coredam_config_error *err;
+	struct coredam_error *err;	/* may be NULL */
 	struct origin origins[64];	/* by coredam_config_key_index() */
 };
 
@@ -119,16 +120,13 @@ static void note_origin(struct parse_ctx *ctx, struct origin *o)
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *ctx = user;
-	char msg[400];
+	struct coredam_error e;
 	int r;
 
-	r = coredam_config_set(ctx->cfg, section, name, value, msg, sizeof(msg));
+	r = coredam_config_set(ctx->cfg, section, name, value, &e);
 	if (r < 0) {
-		if (!ctx->failed) {
-			snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", ctx->file);
-			ctx->err->line = ctx->lr->line;
-			snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
-		}
+		if (!ctx->failed)
+			(void)coredam_error_set_at(ctx->err, r, ctx->file, ctx->lr->line, "%s", e.msg);
 		ctx->failed = true;
 		/* lenient: the line is left out, the rest of the file still counts */
 		return ctx->lenient ? 0 : r;
@@ -166,11 +164,8 @@ static int parse_one(struct parse_ctx *ctx, const char *path)
 	f = fopen(path, "re");
 	if (!f) {
 		r = -errno;
-		if (!ctx->failed) {
-			snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", path);
-			ctx->err->line = 0;
-			snprintf(ctx->err->msg, sizeof(ctx->err->msg), "cannot open: %s", strerror(-r));
-		}
+		if (!ctx->failed)
+			(void)coredam_error_set_at(ctx->err, r, path, 0, "cannot open: %s", strerror(-r));
 		ctx->failed = true;
 		return r;
 	}
@@ -182,13 +177,11 @@ static int parse_one(struct parse_ctx *ctx, const char *path)
 	if (r == 0)
 		return 0;
 	if (!ctx->failed) {
-		snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", path);
-		ctx->err->line = r > 0 ? r : 0;
 		if (r > 0)
 			line_error(&lr, msg, sizeof(msg));
 		else
 			snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-r));
-		snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
+		(void)coredam_error_set_at(ctx->err, r < 0 ? r : -EINVAL, path, r > 0 ? r : 0, "%s", msg);
 	}
 	ctx->failed = true;
 	return r < 0 ? r : -EINVAL;
@@ -214,11 +207,11 @@ static int dropin_cmp(const void *a, const void *b)
 /*
  * The drop-ins of every directory of @dirs, a name in an earlier directory
  * hiding the same name in the later ones, sorted by name: *ret (to free)
- * and their number, or -errno (and *err names the directory). A link to
+ * and their number, or -errno (and *reterr names the directory). A link to
  * /dev/null masks a name as systemd's does: it hides the others and reads
  * as empty.
  */
-static int list_dropins(const char *const *dirs, struct dropin_file **ret, struct coredam_config_error *err)
+static int list_dropins(const char *const *dirs, struct dropin_file **ret, struct coredam_error *reterr)
 {
 	_cleanup_free_ struct dropin_file *files = NULL;
 	size_t n = 0, cap = 0;
@@ -232,10 +225,7 @@ static int list_dropins(const char *const *dirs, struct dropin_file **ret, struc
 
 			if (r == -ENOENT || r == -ENOTDIR)
 				continue;
-			snprintf(err->file, sizeof(err->file), "%s", *dirs);
-			err->line = 0;
-			snprintf(err->msg, sizeof(err->msg), "cannot list: %s", strerror(-r));
-			return r;
+			return coredam_error_set_at(reterr, r, *dirs, 0, "cannot list: %s", strerror(-r));
 		}
 		for (int i = 0; i < k; i++) {
 			const char *name = list[i]->d_name;
@@ -323,15 +313,9 @@ static int cross_check(struct parse_ctx *ctx)
 	}
 	if (!msg)
 		return 0;
-	if (o) {
-		snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", o->file);
-		ctx->err->line = o->line;
-	} else {
-		snprintf(ctx->err->file, sizeof(ctx->err->file), "%s", "(configuration)");
-		ctx->err->line = 0;
-	}
-	snprintf(ctx->err->msg, sizeof(ctx->err->msg), "%s", msg);
-	return -EINVAL;
+	if (o)
+		return coredam_error_set_at(ctx->err, -EINVAL, o->file, o->line, "%s", msg);
+	return coredam_error_set_at(ctx->err, -EINVAL, "(configuration)", 0, "%s", msg);
 }
 
 void coredam_config_dropin_dirs(const char *main_file, const char *site, struct coredam_dropin_dirs *d)
@@ -363,16 +347,15 @@ void coredam_config_dropin_dirs(const char *main_file, const char *site, struct 
 }
 
 int coredam_config_load(const char *main_file, const char *const *dropin_dirs,
-			struct coredam_config *ret, struct coredam_config_error *err)
+			struct coredam_config *ret, struct coredam_error *reterr)
 {
-	return coredam_config_load_full(main_file, dropin_dirs, 0, ret, err);
+	return coredam_config_load_full(main_file, dropin_dirs, 0, ret, reterr);
 }
 
 int coredam_config_load_full(const char *main_file, const char *const *dropin_dirs, unsigned int flags,
-			     struct coredam_config *ret, struct coredam_config_error *err)
+			     struct coredam_config *ret, struct coredam_error *reterr)
 {
 	struct coredam_config cfg;
-	struct coredam_config_error dummy;
 	_cleanup_free_ struct parse_ctx *ctx = NULL;
 	_cleanup_free_ struct dropin_file *files = NULL;
 	int n, r = 0;
@@ -383,8 +366,9 @@ int coredam_config_load_full(const char *main_file, const char *const *dropin_di
 		return -ENOMEM;
 	ctx->cfg = &cfg;
 	ctx->lenient = flags & COREDAM_CONFIG_LENIENT;
-	ctx->err = err ? err : &dummy;
-	memset(ctx->err, 0, sizeof(*ctx->err));
+	ctx->err = reterr;
+	if (reterr)
+		*reterr = (struct coredam_error){ 0 };
 	coredam_config_init(&cfg);
 
 	if (main_file && access(main_file, F_OK) == 0) {
@@ -392,7 +376,7 @@ int coredam_config_load_full(const char *main_file, const char *const *dropin_di
 		if (r < 0 && !ctx->lenient)
 			return r;
 	}
-	n = list_dropins(dropin_dirs, &files, r == 0 ? ctx->err : &dummy);
+	n = list_dropins(dropin_dirs, &files, r == 0 ? ctx->err : NULL);
 	if (n < 0) {
 		if (r == 0)
 			r = n;

@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "error.h"
 #include "macro.h"
 #include "string-util.h"
 #include "parse-util.h"
@@ -135,8 +136,8 @@ static int parse_fraction(const char *v, double *ret)
 }
 
 /* FreeSpaceFloor=: "1G", "5%", or both "1G 5%". */
-static int parse_floor(struct coredam_config *cfg, const struct key *k, const char *value, char *errbuf,
-		       size_t errsize)
+static int parse_floor(struct coredam_config *cfg, const struct key *k, const char *value,
+		       struct coredam_error *reterr)
 {
 	char buf[128], *tok, *save = NULL;
 	uint64_t bytes = 0;
@@ -144,7 +145,7 @@ static int parse_floor(struct coredam_config *cfg, const struct key *k, const ch
 	int r;
 
 	if (strlen(value) >= sizeof(buf))
-		return error_msg(errbuf, errsize, -EINVAL, "%s=: value too long", k->name);
+		return coredam_error_set(reterr, -EINVAL, "%s=: value too long", k->name);
 	strcpy(buf, value);
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		size_t l = strlen(tok);
@@ -153,14 +154,14 @@ static int parse_floor(struct coredam_config *cfg, const struct key *k, const ch
 			tok[l - 1] = '\0';
 			r = parse_u32(tok, &pct);
 			if (r < 0 || pct > 100)
-				return error_msg(errbuf, errsize, -EINVAL,
-						 "%s=%s: bad percentage \"%s%%\"", k->name, value, tok);
+				return coredam_error_set(reterr, -EINVAL,
+							 "%s=%s: bad percentage \"%s%%\"", k->name, value, tok);
 		} else {
 			r = parse_size(tok, 1024, &bytes);
 			if (r < 0)
-				return error_msg(errbuf, errsize, r,
-						 "%s=%s: expected a size, a percentage or both (1G 5%%)",
-						 k->name, value);
+				return coredam_error_set(reterr, r,
+							 "%s=%s: expected a size, a percentage or both (1G 5%%)",
+							 k->name, value);
 		}
 	}
 	cfg->free_floor_bytes = bytes;
@@ -183,7 +184,7 @@ static const char *amount_none(enum key_type type)
 	}
 }
 
-static int amount_error(const struct key *k, const char *value, int r, char *errbuf, size_t errsize)
+static int amount_error(const struct key *k, const char *value, int r, struct coredam_error *reterr)
 {
 	const char *none = amount_none(k->type);
 	const char *what = k->type == T_SIZE_MAX ? "a size (use e.g. 256M, 1G)" :
@@ -191,12 +192,12 @@ static int amount_error(const struct key *k, const char *value, int r, char *err
 						   "a rate (use e.g. 50M)";
 
 	if (r == -ERANGE && !none)
-		return error_msg(errbuf, errsize, r, "%s=%s: must be more than 0", k->name, value);
+		return coredam_error_set(reterr, r, "%s=%s: must be more than 0", k->name, value);
 	if (r == -ERANGE)
-		return error_msg(errbuf, errsize, r, "%s=%s: 0 is not allowed; %s means %s", k->name, value, none,
-				 strcmp(none, "max") == 0 ? "no limit" : "chosen by the agent");
-	return error_msg(errbuf, errsize, r, "%s=%s: not %s%s%s", k->name, value, what, none ? ", or " : "",
-			 none ?: "");
+		return coredam_error_set(reterr, r, "%s=%s: 0 is not allowed; %s means %s", k->name, value, none,
+					 strcmp(none, "max") == 0 ? "no limit" : "chosen by the agent");
+	return coredam_error_set(reterr, r, "%s=%s: not %s%s%s", k->name, value, what, none ? ", or " : "",
+				 none ?: "");
 }
 
 /*
@@ -204,7 +205,7 @@ static int amount_error(const struct key *k, const char *value, int r, char *err
  * the table of how each type is read and what its error says.
  */
 static int set_value(struct coredam_config *cfg, const struct key *k, const char *value,
-		     char *errbuf, size_t errsize)
+		     struct coredam_error *reterr)
 {
 	void *field = (char *)cfg + k->offset;
 	uint64_t u64;
@@ -220,13 +221,13 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		else if (strcmp(value, "adaptive") == 0)
 			cfg->mode = COREDAM_MODE_ADAPTIVE;
 		else
-			return error_msg(errbuf, errsize, -EINVAL,
-					 "%s=%s: expected \"fixed\" or \"adaptive\"", k->name, value);
+			return coredam_error_set(reterr, -EINVAL,
+						 "%s=%s: expected \"fixed\" or \"adaptive\"", k->name, value);
 		return 0;
 	case T_BOOL:
 		r = parse_bool(value, &b);
 		if (r < 0)
-			return error_msg(errbuf, errsize, r, "%s=%s: expected yes or no", k->name, value);
+			return coredam_error_set(reterr, r, "%s=%s: expected yes or no", k->name, value);
 		*(bool *)field = b;
 		return 0;
 	case T_DESTINATION:
@@ -237,35 +238,35 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		/* fall through */
 	case T_PATH:
 		if (value[0] != '/')
-			return error_msg(errbuf, errsize, -EINVAL,
-					 "%s=%s: expected an absolute path", k->name, value);
+			return coredam_error_set(reterr, -EINVAL,
+						 "%s=%s: expected an absolute path", k->name, value);
 		/* fall through */
 	case T_STRING:
 	case T_LIST:
 		if (strlen(value) >= (k->type == T_PATH || k->type == T_DESTINATION ? PATH_MAX : 1024))
-			return error_msg(errbuf, errsize, -ENAMETOOLONG, "%s=: value too long", k->name);
+			return coredam_error_set(reterr, -ENAMETOOLONG, "%s=: value too long", k->name);
 		strcpy((char *)field, value);
 		return 0;
 	case T_CGROUP:
 		r = coredam_cg_path_valid(value);
 		if (r < 0)
-			return error_msg(errbuf, errsize, r,
-					 "%s=%s: expected an absolute cgroup path below the root, such as /coredump.slice",
-					 k->name, value);
+			return coredam_error_set(reterr, r,
+						 "%s=%s: expected an absolute cgroup path below the root, such as /coredump.slice",
+						 k->name, value);
 		strcpy((char *)field, value);
 		return 0;
 	case T_DURATION:
 		r = parse_duration(value, &u64);
 		if (r < 0)
-			return error_msg(errbuf, errsize, r,
-					 "%s=%s: not a duration (use e.g. 30s, 500ms, 2min)", k->name, value);
+			return coredam_error_set(reterr, r,
+						 "%s=%s: not a duration (use e.g. 30s, 500ms, 2min)", k->name, value);
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_SIZE:
 		r = parse_size(value, 1024, &u64);
 		if (r < 0)
-			return error_msg(errbuf, errsize, r,
-					 "%s=%s: not a size (use e.g. 1M, 512K)", k->name, value);
+			return coredam_error_set(reterr, r,
+						 "%s=%s: not a size (use e.g. 1M, 512K)", k->name, value);
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_SIZE_MAX:
@@ -275,28 +276,28 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 	case T_IOPS:
 		r = parse_amount(value, k->type == T_SIZE_MAX ? 1024 : 1000, amount_none(k->type), &u64);
 		if (r < 0)
-			return amount_error(k, value, r, errbuf, errsize);
+			return amount_error(k, value, r, reterr);
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_U32:
 	case T_U32_POS:
 		r = parse_u32(value, &u32);
 		if (r < 0 || (k->type == T_U32_POS && u32 == 0))
-			return error_msg(errbuf, errsize, r < 0 ? r : -ERANGE,
-					 "%s=%s: expected a%s integer",
-					 k->name, value, k->type == T_U32_POS ? " positive" : "n unsigned");
+			return coredam_error_set(reterr, r < 0 ? r : -ERANGE,
+						 "%s=%s: expected a%s integer",
+						 k->name, value, k->type == T_U32_POS ? " positive" : "n unsigned");
 		*(uint32_t *)field = u32;
 		return 0;
 	case T_FRACTION:
 		r = parse_fraction(value, &d);
 		if (r < 0)
-			return error_msg(errbuf, errsize, r,
-					 "%s=%s: expected a percentage between 0%% and 100%%",
-					 k->name, value);
+			return coredam_error_set(reterr, r,
+						 "%s=%s: expected a percentage between 0%% and 100%%",
+						 k->name, value);
 		*(double *)field = d;
 		return 0;
 	case T_FLOOR:
-		return parse_floor(cfg, k, value, errbuf, errsize);
+		return parse_floor(cfg, k, value, reterr);
 	case T_NICE: {
 		int32_t v;
 
@@ -306,8 +307,9 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		}
 		r = parse_i32(value, &v);
 		if (r < 0 || v < -20 || v > 19)
-			return error_msg(errbuf, errsize, r < 0 ? r : -ERANGE,
-					 "%s=%s: expected a nice value from -20 to 19, or \"keep\"", k->name, value);
+			return coredam_error_set(reterr, r < 0 ? r : -ERANGE,
+						 "%s=%s: expected a nice value from -20 to 19, or \"keep\"",
+						 k->name, value);
 		*(int *)field = v;
 		return 0;
 	}
@@ -342,18 +344,18 @@ static bool list_keyword(const char *v)
  * but a keyword replaces the list and is replaced by the next assignment.
  */
 static int add_to_list(struct coredam_config *cfg, const struct key *k, const char *value,
-		       char *errbuf, size_t errsize)
+		       struct coredam_error *reterr)
 {
 	const char *cur = (const char *)cfg + k->offset;
 	char joined[1024];
 
 	if (!*cur || list_keyword(cur) || list_keyword(value))
-		return set_value(cfg, k, value, errbuf, errsize);
+		return set_value(cfg, k, value, reterr);
 	if (xsnprintf(joined, sizeof(joined), "%s %s", cur, value) < 0)
-		return error_msg(errbuf, errsize, -ENAMETOOLONG,
-				 "%s=: the list is too long (at most %zu characters in all)", k->name,
-				 sizeof(joined) - 1);
-	return set_value(cfg, k, joined, errbuf, errsize);
+		return coredam_error_set(reterr, -ENAMETOOLONG,
+					 "%s=: the list is too long (at most %zu characters in all)", k->name,
+					 sizeof(joined) - 1);
+	return set_value(cfg, k, joined, reterr);
 }
 
 bool coredam_config_key_is_list(const char *section, const char *key)
@@ -365,31 +367,29 @@ bool coredam_config_key_is_list(const char *section, const char *key)
 }
 
 int coredam_config_set(struct coredam_config *cfg, const char *section, const char *key,
-		       const char *value, char *errbuf, size_t errsize)
+		       const char *value, struct coredam_error *reterr)
 {
 	const struct key *k;
 	bool sec;
 
 	k = find_key(section, key, &sec);
 	if (!k && !sec)
-		return error_msg(errbuf, errsize, -ENOENT, "unknown section [%s]", section);
+		return coredam_error_set(reterr, -ENOENT, "unknown section [%s]", section);
 	if (!k)
-		return error_msg(errbuf, errsize, -ENOENT, "unknown key %s= in [%s]", key, section);
+		return coredam_error_set(reterr, -ENOENT, "unknown key %s= in [%s]", key, section);
 	/* "Key=" resets to the default */
 	if (!*value)
-		return set_value(cfg, k, k->def, errbuf, errsize);
+		return set_value(cfg, k, k->def, reterr);
 	if (k->type == T_LIST)
-		return add_to_list(cfg, k, value, errbuf, errsize);
-	return set_value(cfg, k, value, errbuf, errsize);
+		return add_to_list(cfg, k, value, reterr);
+	return set_value(cfg, k, value, reterr);
 }
 
 void coredam_config_init(struct coredam_config *cfg)
 {
-	char err[256];
-
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-		int r = set_value(cfg, &keys[i], keys[i].def, err, sizeof(err));
+		int r = set_value(cfg, &keys[i], keys[i].def, NULL);
 
 		(void)r; /* defaults are valid by construction (tested) */
 	}

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
+
 enum coredam_mode {
 	COREDAM_MODE_FIXED,
 	COREDAM_MODE_ADAPTIVE,
@@ -69,12 +71,6 @@ struct coredam_config {
 	bool pipe_sandbox;		/* confine the helper before it reads (sandbox.h) */
 };
 
-struct coredam_config_error {
-	char file[PATH_MAX];
-	int line;		/* 0: not tied to a line */
-	char msg[512];
-};
-
 void coredam_config_init(struct coredam_config *cfg);
 
 /*
@@ -102,28 +98,28 @@ void coredam_config_dropin_dirs(const char *main_file, const char *site, struct 
  * in the others, so a link to /dev/null, which reads as empty, masks it
  * (as systemd's drop-ins). Later assignments win, but each assignment to a
  * list key (Devices=, PressureCgroups=) adds to it; an empty assignment
- * ("Key=") resets the key to its default. On failure *err names the
- * file, line and problem, and *ret is untouched.
+ * ("Key=") resets the key to its default. On failure *reterr names the
+ * file, line (0: not tied to a line) and problem, and *ret is untouched.
  */
 int coredam_config_load(const char *main_file, const char *const *dropin_dirs,
-			struct coredam_config *ret, struct coredam_config_error *err);
+			struct coredam_config *ret, struct coredam_error *reterr);
 
 /*
  * With COREDAM_CONFIG_LENIENT, what a client such as coredamctl needs: a
  * bad line (or a whole file that cannot be read) is left out and loading
  * goes on; *ret is set to everything that did load, and the first problem
- * is returned and named in *err as above.
+ * is returned and named in *reterr as above.
  */
 #define COREDAM_CONFIG_LENIENT 1U
 int coredam_config_load_full(const char *main_file, const char *const *dropin_dirs, unsigned int flags,
-			     struct coredam_config *ret, struct coredam_config_error *err);
+			     struct coredam_config *ret, struct coredam_error *reterr);
 
 /*
  * Parse one "Key=value" of [Section] into @cfg (used by "coredamctl set"
  * too); for a list key, add to it.
  */
 int coredam_config_set(struct coredam_config *cfg, const char *section, const char *key,
-		       const char *value, char *errbuf, size_t errsize);
+		       const char *value, struct coredam_error *reterr);
 
 /* Absolute free-space floor for a filesystem of @total bytes: the larger of both. */
 uint64_t coredam_config_free_floor(const struct coredam_config *cfg, uint64_t total);

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "error.h"
 #include "string-util.h"
 #include "macro.h"
 #include "time-util.h"
@@ -38,8 +39,8 @@ int coredam_ctl_set_key(const char *name, const char **ret_section, const char *
 	return -ENOENT;
 }
 
-int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value, char *err,
-			  size_t errsize)
+int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value,
+			  struct coredam_error *reterr)
 {
 	struct coredam_config c = *cfg;
 	const char *section, *key;
@@ -47,21 +48,21 @@ int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const ch
 
 	r = coredam_ctl_set_key(name, &section, &key);
 	if (r < 0)
-		return error_msg(err, errsize, r, "unknown setting \"%s\"", name);
-	r = coredam_config_set(&c, section, key, value, err, errsize);
+		return coredam_error_set(reterr, r, "unknown setting \"%s\"", name);
+	r = coredam_config_set(&c, section, key, value, reterr);
 	if (r < 0)
 		return r;
 	if (c.mode == COREDAM_MODE_ADAPTIVE && (!strcmp(key, "WriteBandwidth") || !strcmp(key, "Concurrency")))
-		return error_msg(err, errsize, -EINVAL,
-				 "%s is the fixed mode's; in adaptive mode the budget moves between floor and ceiling "
-				 "(set those, or mode fixed first)", name);
+		return coredam_error_set(reterr, -EINVAL,
+					 "%s is the fixed mode's; in adaptive mode the budget moves "
+					 "between floor and ceiling (set those, or mode fixed first)", name);
 	if (c.ceiling_bps && c.floor_bps > c.ceiling_bps)
-		return error_msg(err, errsize, -EINVAL, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")",
-				 c.floor_bps, c.ceiling_bps);
+		return coredam_error_set(reterr, -EINVAL, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")",
+					 c.floor_bps, c.ceiling_bps);
 	if (c.concurrency_floor > c.concurrency_ceiling)
-		return error_msg(err, errsize, -EINVAL,
-				 "concurrency floor (%u) would be above concurrency ceiling (%u)",
-				 c.concurrency_floor, c.concurrency_ceiling);
+		return coredam_error_set(reterr, -EINVAL,
+					 "concurrency floor (%u) would be above concurrency ceiling (%u)",
+					 c.concurrency_floor, c.concurrency_ceiling);
 	*cfg = c;
 	return 0;
 }

@@ -48,10 +48,10 @@ int coredam_ctl_set_key(const char *name, const char **ret_section, const char *
  * What SET NAME VALUE does to a configuration: the key's value, checked
  * against the rest (floor not above ceiling, ...). The fixed mode's
  * bandwidth and concurrency are refused in adaptive mode, where they would
- * do nothing. On failure *cfg is untouched and @err says why.
+ * do nothing. On failure *cfg is untouched and @reterr says why.
  */
-int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value, char *err,
-			  size_t errsize);
+int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value,
+			  struct coredam_error *reterr);
 
 int coredam_ctl_listen(const char *path, int *ret_fd);
 /* accept() one client; -EPERM (after answering "ERR") if the peer is not allowed */

@@ -11,7 +11,7 @@
 TEST(config_defaults)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 
 	/* no file, no drop-in dir: the documented defaults */
 	CHECK(coredam_config_load(tpath("none.conf"), DIRS(tpath("none.d")), &c, &e) == 0);
@@ -38,7 +38,7 @@ TEST(config_defaults)
 TEST(config_good_and_every_unit)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 
 	mkfile("c/coredam.conf",
 	       "# comment\n; other comment\n\n"
@@ -88,7 +88,7 @@ TEST(config_good_and_every_unit)
 TEST(config_dropin_order)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 
 	mkfile("c/coredam.conf", "[Limits]\nWriteBandwidth=20M\nConcurrency=3\n");
 	mkfile("c/coredam.conf.d/50-b.conf", "[Limits]\nWriteBandwidth=40M\n");
@@ -105,14 +105,14 @@ TEST(config_dropin_order)
 static void expect_error(const char *content, int line, const char *needle)
 {
 	struct coredam_config c, before;
-	struct coredam_config_error e;
+	struct coredam_error e;
 
 	mkfile("bad/coredam.conf", content);
 	memset(&c, 0x5a, sizeof(c));
 	before = c;
 	CHECK(coredam_config_load(tpath("bad/coredam.conf"), NULL, &c, &e) < 0);
 	CHECK(memcmp(&c, &before, sizeof(c)) == 0); /* untouched */
-	CHECK_STREQ(e.file, tpath("bad/coredam.conf"));
+	CHECK_STREQ(e.where, tpath("bad/coredam.conf"));
 	CHECK_EQ_INT(e.line, line);
 	if (!strstr(e.msg, needle)) {
 		fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", e.msg, needle);
@@ -148,20 +148,20 @@ TEST(config_bad)
 TEST(config_bad_dropin_named)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 
 	mkfile("c/coredam.conf", "[Limits]\nWriteBandwidth=20M\n");
 	mkfile("c/coredam.conf.d/10-ok.conf", "[Limits]\nConcurrency=3\n");
 	mkfile("c/coredam.conf.d/20-bad.conf", "[Limits]\nConcurrency=3\nQueueCap=many\n");
 	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) < 0);
-	CHECK_STREQ(e.file, tpath("c/coredam.conf.d/20-bad.conf"));
+	CHECK_STREQ(e.where, tpath("c/coredam.conf.d/20-bad.conf"));
 	CHECK_EQ_INT(e.line, 3);
 }
 
 TEST(config_dropin_set)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	char *s;
 
 	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Limits", "WriteBandwidth", "25M") == 0);
@@ -176,46 +176,46 @@ TEST(config_dropin_set)
 }
 
 /* Set [section] key=value on @c; the result and the message. */
-static int set1(struct coredam_config *c, const char *section, const char *key, const char *value, char *err,
-		size_t size)
+static int set1(struct coredam_config *c, const char *section, const char *key, const char *value,
+		struct coredam_error *reterr)
 {
-	err[0] = '\0';
-	return coredam_config_set(c, section, key, value, err, size);
+	*reterr = (struct coredam_error){ 0 };
+	return coredam_config_set(c, section, key, value, reterr);
 }
 
 /* 0 where it is the stored "none" would read as "nothing at all": refused, as systemd does. */
 TEST(config_zero_is_refused_where_none_is_spelled_out)
 {
 	struct coredam_config c;
-	char err[256];
+	struct coredam_error err;
 
 	coredam_config_init(&c);
-	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "0", err, sizeof(err)), -ERANGE);
-	CHECK(strstr(err, "WriteBandwidth=0: 0 is not allowed; max means no limit") != NULL);
+	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "0", &err), -ERANGE);
+	CHECK(strstr(err.msg, "WriteBandwidth=0: 0 is not allowed; max means no limit") != NULL);
 	CHECK_EQ_INT(c.write_bps, 10000000);
-	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "0", err, sizeof(err)), -ERANGE);
-	CHECK_EQ_INT(set1(&c, "Limits", "WriteIOPS", "0", err, sizeof(err)), -ERANGE);
-	CHECK_EQ_INT(set1(&c, "Pipe", "CoreSizeMax", "0K", err, sizeof(err)), -ERANGE);
-	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "0", err, sizeof(err)), -ERANGE);
-	CHECK(strstr(err, "auto means chosen by the agent") != NULL);
-	CHECK_EQ_INT(set1(&c, "Adaptive", "Floor", "0", err, sizeof(err)), -ERANGE);
-	CHECK(strstr(err, "must be more than 0") != NULL);
+	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "0", &err), -ERANGE);
+	CHECK_EQ_INT(set1(&c, "Limits", "WriteIOPS", "0", &err), -ERANGE);
+	CHECK_EQ_INT(set1(&c, "Pipe", "CoreSizeMax", "0K", &err), -ERANGE);
+	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "0", &err), -ERANGE);
+	CHECK(strstr(err.msg, "auto means chosen by the agent") != NULL);
+	CHECK_EQ_INT(set1(&c, "Adaptive", "Floor", "0", &err), -ERANGE);
+	CHECK(strstr(err.msg, "must be more than 0") != NULL);
 	/* each key takes only its own word for none, and says which */
-	CHECK(set1(&c, "Adaptive", "Floor", "max", err, sizeof(err)) < 0);
-	CHECK_STREQ(err, "Floor=max: not a rate (use e.g. 50M)");
-	CHECK(set1(&c, "Limits", "WriteIOPS", "many", err, sizeof(err)) < 0);
-	CHECK_STREQ(err, "WriteIOPS=many: not a count of operations a second (use e.g. 500, 2K), or max");
-	CHECK(set1(&c, "Limits", "WriteBandwidth", "auto", err, sizeof(err)) < 0);
-	CHECK(set1(&c, "Adaptive", "Ceiling", "max", err, sizeof(err)) < 0);
+	CHECK(set1(&c, "Adaptive", "Floor", "max", &err) < 0);
+	CHECK_STREQ(err.msg, "Floor=max: not a rate (use e.g. 50M)");
+	CHECK(set1(&c, "Limits", "WriteIOPS", "many", &err) < 0);
+	CHECK_STREQ(err.msg, "WriteIOPS=many: not a count of operations a second (use e.g. 500, 2K), or max");
+	CHECK(set1(&c, "Limits", "WriteBandwidth", "auto", &err) < 0);
+	CHECK(set1(&c, "Adaptive", "Ceiling", "max", &err) < 0);
 	/* infinity, as systemd spells it, and max */
-	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "infinity", err, sizeof(err)), 0);
+	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "infinity", &err), 0);
 	CHECK_EQ_INT(c.write_bps, 0);
-	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "max", err, sizeof(err)), 0);
+	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "max", &err), 0);
 	CHECK_EQ_INT(c.memory_high, 0);
-	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "auto", err, sizeof(err)), 0);
+	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "auto", &err), 0);
 	CHECK_EQ_INT(c.ceiling_bps, 0);
 	/* where 0 means off, not none, it stays */
-	CHECK_EQ_INT(set1(&c, "Limits", "WritebackWindow", "0", err, sizeof(err)), 0);
+	CHECK_EQ_INT(set1(&c, "Limits", "WritebackWindow", "0", &err), 0);
 	CHECK_EQ_INT(c.writeback_window, 0);
 }
 
@@ -223,7 +223,7 @@ TEST(config_zero_is_refused_where_none_is_spelled_out)
 TEST(config_format_roundtrip)
 {
 	struct coredam_config c, d;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	static char buf[16384], again[16384];
 	char line[128];
 
@@ -269,7 +269,7 @@ static void mkfile_bytes(const char *rel, const char *data, size_t len)
 TEST(config_long_lines_and_nul_bytes)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	static const char nul[] = "[Agent]\nMode=fixed\0Mode=adaptive\n";
 	size_t big = 70000;
 	char *text = malloc(big + 64);
@@ -319,7 +319,7 @@ TEST(config_long_lines_and_nul_bytes)
 TEST(config_dropin_layers_masks_and_lists)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	char etc[PATH_MAX], run[PATH_MAX], lib[PATH_MAX];
 	const char *const dirs[] = { etc, run, lib, NULL };
 
@@ -395,7 +395,7 @@ TEST(config_dropin_layers_masks_and_lists)
 TEST(config_dropin_set_keeps_meaning)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 	char text[2048], value[1100], *s;
 	size_t o = 0;
 
@@ -432,7 +432,7 @@ TEST(config_dropin_set_keeps_meaning)
 TEST(pipe_config_keys)
 {
 	struct coredam_config c;
-	char err[256];
+	struct coredam_error err;
 
 	coredam_config_init(&c);
 	CHECK(!c.pipe_set_core_pattern && !c.pipe_compress);
@@ -444,26 +444,26 @@ TEST(pipe_config_keys)
 	CHECK(c.pipe_time_max_usec == 3600ULL * 1000000);
 	/* confined unless the operator says otherwise */
 	CHECK(c.pipe_sandbox);
-	CHECK(coredam_config_set(&c, "Pipe", "Sandbox", "no", err, sizeof(err)) == 0 && !c.pipe_sandbox);
-	CHECK(coredam_config_set(&c, "Pipe", "CoreSizeMax", "max", err, sizeof(err)) == 0 && c.pipe_size_max == 0);
-	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "0", err, sizeof(err)) == 0 &&
+	CHECK(coredam_config_set(&c, "Pipe", "Sandbox", "no", &err) == 0 && !c.pipe_sandbox);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreSizeMax", "max", &err) == 0 && c.pipe_size_max == 0);
+	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "0", &err) == 0 &&
 	      c.pipe_time_max_usec == 0);
-	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "forever", err, sizeof(err)) < 0);
-	CHECK(coredam_config_set(&c, "Pipe", "SetCorePattern", "yes", err, sizeof(err)) == 0 &&
+	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "forever", &err) < 0);
+	CHECK(coredam_config_set(&c, "Pipe", "SetCorePattern", "yes", &err) == 0 &&
 	      c.pipe_set_core_pattern);
-	CHECK(coredam_config_set(&c, "Pipe", "Directory", "cores", err, sizeof(err)) == -EINVAL);
-	CHECK(coredam_config_set(&c, "Pipe", "CompressLevel", "0", err, sizeof(err)) < 0);
+	CHECK(coredam_config_set(&c, "Pipe", "Directory", "cores", &err) == -EINVAL);
+	CHECK(coredam_config_set(&c, "Pipe", "CompressLevel", "0", &err) < 0);
 
 	mkfile("c.conf", "[Pipe]\nCompressLevel=20\n");
 	{
-		struct coredam_config_error e;
+		struct coredam_error e;
 
 		CHECK(coredam_config_load(tpath("c.conf"), NULL, &c, &e) == -EINVAL);
 		CHECK(strstr(e.msg, "CompressLevel") != NULL && e.line == 2);
 	}
 	mkfile("d.conf", "[Pipe]\nDirectory=/var/my cores\n");
 	{
-		struct coredam_config_error e;
+		struct coredam_error e;
 
 		CHECK(coredam_config_load(tpath("d.conf"), NULL, &c, &e) == -EINVAL);
 		CHECK(strstr(e.msg, "white space") != NULL);
@@ -474,7 +474,7 @@ TEST(pipe_config_keys)
 TEST(config_lenient_keeps_every_good_line)
 {
 	struct coredam_config c;
-	struct coredam_config_error e;
+	struct coredam_error e;
 
 	mkfile("l/coredam.conf", "[Agent]\nControlSocket=/run/elsewhere.sock\n[Limits]\nWriteBandwidth=fast\n"
 				 "Concurrency=5\n");
@@ -488,7 +488,7 @@ TEST(config_lenient_keeps_every_good_line)
 	/* lenient */
 	CHECK(coredam_config_load_full(tpath("l/coredam.conf"), DIRS(tpath("l/coredam.conf.d")), COREDAM_CONFIG_LENIENT,
 				       &c, &e) < 0);
-	CHECK(strstr(e.file, "l/coredam.conf") != NULL);
+	CHECK(strstr(e.where, "l/coredam.conf") != NULL);
 	CHECK_EQ_INT(e.line, 4);
 	CHECK(strstr(e.msg, "WriteBandwidth=fast") != NULL);
 	CHECK_STREQ(c.control_socket, "/run/elsewhere.sock");

@@ -46,10 +46,9 @@ static int test_status(void *userdata, char *buf, size_t size)
 static int test_set(void *userdata, const char *name, const char *value, char *buf, size_t size)
 {
 	struct server *s = userdata;
-	char err[256];
 	int r;
 
-	r = coredam_ctl_apply_set(&s->cfg, name, value, err, sizeof(err));
+	r = coredam_ctl_apply_set(&s->cfg, name, value, NULL);
 	if (r < 0)
 		(void)snprintf(buf, size, "bad value");
 	return r;
@@ -413,27 +412,27 @@ TEST(control_answers_from_the_handlers)
 TEST(control_set_checks_against_the_configuration)
 {
 	struct coredam_config c;
-	char err[256];
+	struct coredam_error err;
 
 	coredam_config_init(&c);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "25M", err, sizeof(err)), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "25M", &err), 0);
 	CHECK_EQ_INT(c.write_bps, 25000000);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "colour", "blue", err, sizeof(err)), -ENOENT);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "0", err, sizeof(err)), -ERANGE);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "colour", "blue", &err), -ENOENT);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "0", &err), -ERANGE);
 	CHECK_EQ_INT(c.write_bps, 25000000);
 	/* adaptive: the fixed mode's knobs would do nothing */
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "adaptive", err, sizeof(err)), 0);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "15M", err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "in adaptive mode") != NULL);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", err, sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "adaptive", &err), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "15M", &err), -EINVAL);
+	CHECK(strstr(err.msg, "in adaptive mode") != NULL);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", &err), -EINVAL);
 	CHECK_EQ_INT(c.write_bps, 25000000);
 	/* the bounds keep their order */
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling", "20M", err, sizeof(err)), 0);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "floor", "30M", err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "above ceiling") != NULL);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling", "20M", &err), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "floor", "30M", &err), -EINVAL);
+	CHECK(strstr(err.msg, "above ceiling") != NULL);
 	CHECK_EQ_INT(c.floor_bps, 10000000);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency-floor", "9", err, sizeof(err)), -EINVAL);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "fixed", err, sizeof(err)), 0);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", err, sizeof(err)), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency-floor", "9", &err), -EINVAL);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "fixed", &err), 0);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", &err), 0);
 	CHECK_EQ_INT(c.concurrency, 3);
 }
