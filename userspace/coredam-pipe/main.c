@@ -101,7 +101,7 @@ static void count_outcome(const char *state, const struct coredam_pipe_outcome *
 		log_full(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
 }
 
-static int join_cgroup(const struct coredam_roots *roots, const char *cg, char *why, size_t whysize)
+static int join_cgroup(const struct coredam_roots *roots, const char *cg, struct coredam_error *reterr)
 {
 	_cleanup_close_ int rootfd = -1, cgfd = -1;
 	char mnt[PATH_MAX];
@@ -112,18 +112,18 @@ static int join_cgroup(const struct coredam_roots *roots, const char *cg, char *
 	} else {
 		r = coredam_cg2_mount(roots->proc, mnt, sizeof(mnt));
 		if (r < 0)
-			return error_msg(why, whysize, r,
-					 "no cgroup2 mount in %s/self/mountinfo", roots->proc);
+			return coredam_error_set(reterr, r,
+						 "no cgroup2 mount in %s/self/mountinfo", roots->proc);
 	}
 	r = open_dir_at(AT_FDCWD, mnt, &rootfd);
 	if (r < 0)
-		return error_msg(why, whysize, r, "%s: %s", mnt, strerror(-r));
+		return coredam_error_set(reterr, r, "%s: %s", mnt, strerror(-r));
 	r = coredam_cg_open(rootfd, cg, false, &cgfd);
 	if (r < 0)
-		return error_msg(why, whysize, r, "%s%s: %s (coredamd creates it)", mnt, cg, strerror(-r));
+		return coredam_error_set(reterr, r, "%s%s: %s (coredamd creates it)", mnt, cg, strerror(-r));
 	r = coredam_cg_attach(cgfd, getpid());
 	if (r < 0)
-		return error_msg(why, whysize, r, "%s%s/cgroup.procs: %s", mnt, cg, strerror(-r));
+		return coredam_error_set(reterr, r, "%s%s/cgroup.procs: %s", mnt, cg, strerror(-r));
 	return 0;
 }
 
@@ -144,12 +144,12 @@ static int do_decompress(void)
 static int do_check(const char *dir)
 {
 	_cleanup_close_ int fd = -1;
-	char why[PATH_MAX + 128];
+	struct coredam_error e;
 	int r;
 
-	r = coredam_pipe_open_dest(dir, 0, why, sizeof(why), &fd);
+	r = coredam_pipe_open_dest(dir, 0, &fd, &e);
 	if (r < 0) {
-		fprintf(stderr, "coredam-pipe: destination %s refused: %s\n", dir, why);
+		fprintf(stderr, "coredam-pipe: destination %s refused: %s\n", dir, e.msg);
 		return COREDAM_PIPE_EXIT_DEST;
 	}
 	printf("destination %s: ok\n", dir);
@@ -429,14 +429,14 @@ static void load_config(struct helper *h)
 static int arrive(struct helper *h)
 {
 	const struct coredam_pipe_args *a = &h->a;
-	char why[PATH_MAX + 256];
+	struct coredam_error e;
 	int r;
 
 	/* 1. into the dump cgroup before the first byte is read */
-	r = join_cgroup(&h->roots, h->cfg.cgroup, why, sizeof(why));
+	r = join_cgroup(&h->roots, h->cfg.cgroup, &e);
 	if (r < 0) {
 		log_full(LOG_WARNING, "core of pid %d: not moved into the dump cgroup (%s): written unthrottled",
-		       (int)a->pid, why);
+		       (int)a->pid, e.msg);
 		coredam_pipe_outcome_add(&h->out, COREDAM_PIPE_UNCHARGED);
 	}
 	if (coredam_cg_of_pid(h->roots.proc, getpid(), h->cg, sizeof(h->cg)) < 0)
@@ -467,9 +467,9 @@ static int arrive(struct helper *h)
 	}
 
 	/* 3. the destination, component by component */
-	r = coredam_pipe_open_dest(a->dir, 0, why, sizeof(why), &h->dirfd);
+	r = coredam_pipe_open_dest(a->dir, 0, &h->dirfd, &e);
 	if (r < 0) {
-		log_full(LOG_ERR, "core of pid %d dropped: destination %s refused: %s", (int)a->pid, a->dir, why);
+		log_full(LOG_ERR, "core of pid %d dropped: destination %s refused: %s", (int)a->pid, a->dir, e.msg);
 		return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DEST);
 	}
 
@@ -530,7 +530,7 @@ static int take_slot(struct helper *h)
 {
 	const struct coredam_pipe_args *a = &h->a;
 	enum coredam_pipe_wait_result wr = COREDAM_PIPE_ADMIT;
-	char why[PATH_MAX + 256];
+	struct coredam_error e;
 	uint64_t waited = 0;
 	uint32_t ahead = 0;
 	int r, stop_fd;
@@ -550,11 +550,11 @@ static int take_slot(struct helper *h)
 	 */
 	if (r >= 0 && h->cfg.pipe_sandbox) {
 		log_open();
-		r = coredam_sandbox_enter(h->roots.state, why, sizeof(why));
+		r = coredam_sandbox_enter(h->roots.state, &e);
 		if (r < 0) {
 			log_full(LOG_ERR,
 			       "core of pid %d (uid %u, signal %d) dropped: cannot confine the helper: %s ([Pipe] Sandbox=no stores cores unconfined)",
-			       (int)a->pid, (unsigned)a->uid, a->signal, why);
+			       (int)a->pid, (unsigned)a->uid, a->signal, e.msg);
 			return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DROPPED);
 		}
 	}

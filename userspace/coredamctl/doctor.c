@@ -93,20 +93,20 @@ static void check_delegation(struct ctl *c, int rootfd)
 static bool check_pipe_helpers(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
 {
 	struct coredam_core_pattern cp = { 0 };
-	char why[PATH_MAX + 128];
+	struct coredam_error e;
 	bool ok = true;
 
 	if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.kind == COREDAM_CORE_PIPE) {
-		ok = coredam_pipe_helper_check(cp.helper, 0, why, sizeof(why)) == 0;
+		ok = coredam_pipe_helper_check(cp.helper, 0, &e) == 0;
 		if (!ok)
 			report(2, "core_pattern pipes cores to %s, which is refused: %s; cores are lost or unsafe",
-			       cp.helper, why);
+			       cp.helper, e.msg);
 		else
 			report(0, "pipe helper %s is an executable owned by root and writable by no one else", cp.helper);
 	}
 	if (c->cfg.pipe_set_core_pattern && !k->core_cgroup && strcmp(cp.helper, c->cfg.pipe_program) != 0 &&
-	    coredam_pipe_helper_check(c->cfg.pipe_program, 0, why, sizeof(why)) < 0)
-		report(2, "[Pipe] Program=%s refused: %s; coredamd will not install it", c->cfg.pipe_program, why);
+	    coredam_pipe_helper_check(c->cfg.pipe_program, 0, &e) < 0)
+		report(2, "[Pipe] Program=%s refused: %s; coredamd will not install it", c->cfg.pipe_program, e.msg);
 	return ok;
 }
 

@@ -403,7 +403,8 @@ static int pipe_pattern(const struct agent *a, char *buf, size_t size)
  */
 static int install_pipe(struct agent *a)
 {
-	char pattern[4096], why[PATH_MAX + 128];
+	struct coredam_error e;
+	char pattern[4096];
 	int r;
 
 	r = pipe_pattern(a, pattern, sizeof(pattern));
@@ -414,9 +415,10 @@ static int install_pipe(struct agent *a)
 	 * and one that is missing loses every core. core_pattern keeps its
 	 * old value then.
 	 */
-	r = coredam_pipe_helper_check(a->cfg.pipe_program, 0, why, sizeof(why));
+	r = coredam_pipe_helper_check(a->cfg.pipe_program, 0, &e);
 	if (r < 0) {
-		log_error("[Pipe] Program=%s refused: %s; kernel.core_pattern left as it was", a->cfg.pipe_program, why);
+		log_error("[Pipe] Program=%s refused: %s; kernel.core_pattern left as it was", a->cfg.pipe_program,
+			  e.msg);
 		return r;
 	}
 	r = mkdir_p(a->cfg.pipe_directory, 0755);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "pipe-dest.h"
+#include "error.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -18,30 +19,30 @@
  * directory that holds the file itself.
  */
 static int check_dir_stat(const struct stat *st, const char *shown, uid_t owner, bool root_ok, bool last,
-			  char *why, size_t whysize)
+			  struct coredam_error *reterr)
 {
 	if (st->st_uid != owner && !(root_ok && st->st_uid == 0))
-		return error_msg(why, whysize, -EPERM,
-				 "%s: owned by uid %u, not %u", shown, (unsigned)st->st_uid, (unsigned)owner);
+		return coredam_error_set(reterr, -EPERM,
+					 "%s: owned by uid %u, not %u", shown, (unsigned)st->st_uid, (unsigned)owner);
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX)))
-		return error_msg(why, whysize, -EPERM, "%s: writable by group or others (mode %04o)", shown,
-				 (unsigned)(st->st_mode & 07777));
+		return coredam_error_set(reterr, -EPERM, "%s: writable by group or others (mode %04o)", shown,
+					 (unsigned)(st->st_mode & 07777));
 	return 0;
 }
 
-static int check_dir(int fd, const char *shown, uid_t owner, bool last, char *why, size_t whysize)
+static int check_dir(int fd, const char *shown, uid_t owner, bool last, struct coredam_error *reterr)
 {
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
-		return error_msg(why, whysize, -errno, "%s: fstat: %s", shown, strerror(errno));
+		return coredam_error_set(reterr, -errno, "%s: fstat: %s", shown, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return error_msg(why, whysize, -ENOTDIR, "%s: not a directory", shown);
+		return coredam_error_set(reterr, -ENOTDIR, "%s: not a directory", shown);
 	/* the destination itself is @owner's; its ancestors may be root's */
-	return check_dir_stat(&st, shown, owner, !last, last, why, whysize);
+	return check_dir_stat(&st, shown, owner, !last, last, reterr);
 }
 
-int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysize, int *ret_fd)
+int coredam_pipe_open_dest(const char *dir, uid_t owner, int *ret_fd, struct coredam_error *reterr)
 {
 	_cleanup_close_ int fd = -1;
 	char buf[PATH_MAX], shown[PATH_MAX] = "";
@@ -50,23 +51,23 @@ int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysi
 	int r;
 
 	if (dir[0] != '/')
-		return error_msg(why, whysize, -EINVAL, "%s: not an absolute path", dir);
+		return coredam_error_set(reterr, -EINVAL, "%s: not an absolute path", dir);
 	r = xsnprintf(buf, sizeof(buf), "%s", dir);
 	if (r < 0)
-		return error_msg(why, whysize, r, "destination path too long");
+		return coredam_error_set(reterr, r, "destination path too long");
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return error_msg(why, whysize, -errno, "/: %s", strerror(errno));
+		return coredam_error_set(reterr, -errno, "/: %s", strerror(errno));
 	p = strtok_r(buf, "/", &save);
 	if (!p)
-		return error_msg(why, whysize, -EINVAL, "/ cannot be the destination");
+		return coredam_error_set(reterr, -EINVAL, "/ cannot be the destination");
 	for (; p; p = strtok_r(NULL, "/", &save)) {
 		int nfd;
 
 		if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
-			return error_msg(why, whysize, -EINVAL, "%s: \".\" and \"..\" are not allowed", dir);
+			return coredam_error_set(reterr, -EINVAL, "%s: \".\" and \"..\" are not allowed", dir);
 		/* ancestors must hold still: root's (or @owner's), no one else may write them unless sticky */
-		r = check_dir(fd, so ? shown : "/", owner, false, why, whysize);
+		r = check_dir(fd, so ? shown : "/", owner, false, reterr);
 		if (r < 0)
 			return r;
 		so += (size_t)snprintf(shown + so, sizeof(shown) - so, "/%s", p);
@@ -79,15 +80,15 @@ int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysi
 				struct stat st;
 
 				if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-					return error_msg(why, whysize, -ELOOP,
-							 "%s: is a symbolic link", shown);
+					return coredam_error_set(reterr, -ELOOP,
+								 "%s: is a symbolic link", shown);
 			}
-			return error_msg(why, whysize, r, "%s: %s", shown, strerror(-r));
+			return coredam_error_set(reterr, r, "%s: %s", shown, strerror(-r));
 		}
 		close(fd);
 		fd = nfd;
 	}
-	r = check_dir(fd, shown, owner, true, why, whysize);
+	r = check_dir(fd, shown, owner, true, reterr);
 	if (r < 0)
 		return r;
 	*ret_fd = take_fd(&fd);
@@ -95,16 +96,16 @@ int coredam_pipe_open_dest(const char *dir, uid_t owner, char *why, size_t whysi
 }
 
 /* Is the directory @path (of the helper, @last: its own) safe from everyone but @owner and root? */
-static int check_helper_dir(const char *path, uid_t owner, bool last, char *why, size_t whysize)
+static int check_helper_dir(const char *path, uid_t owner, bool last, struct coredam_error *reterr)
 {
 	struct stat st;
 
 	if (stat(path, &st) < 0)
-		return error_msg(why, whysize, -errno, "%s: %s", path, strerror(errno));
-	return check_dir_stat(&st, path, owner, true, last, why, whysize);
+		return coredam_error_set(reterr, -errno, "%s: %s", path, strerror(errno));
+	return check_dir_stat(&st, path, owner, true, last, reterr);
 }
 
-int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t whysize)
+int coredam_pipe_helper_check(const char *path, uid_t owner, struct coredam_error *reterr)
 {
 	char real[PATH_MAX], dir[PATH_MAX];
 	const char *base;
@@ -112,22 +113,22 @@ int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t w
 	int r;
 
 	if (path[0] != '/')
-		return error_msg(why, whysize, -EINVAL, "%s: not an absolute path", path);
+		return coredam_error_set(reterr, -EINVAL, "%s: not an absolute path", path);
 	if (!realpath(path, real))
-		return error_msg(why, whysize, -errno, "%s: %s", path, strerror(errno));
+		return coredam_error_set(reterr, -errno, "%s: %s", path, strerror(errno));
 	if (stat(real, &st) < 0)
-		return error_msg(why, whysize, -errno, "%s: %s", real, strerror(errno));
+		return coredam_error_set(reterr, -errno, "%s: %s", real, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return error_msg(why, whysize, -EINVAL, "%s: not a regular file", real);
+		return coredam_error_set(reterr, -EINVAL, "%s: not a regular file", real);
 	if (!(st.st_mode & S_IXUSR))
-		return error_msg(why, whysize, -EACCES,
-				 "%s: not executable (mode %04o)", real, (unsigned)(st.st_mode & 07777));
+		return coredam_error_set(reterr, -EACCES,
+					 "%s: not executable (mode %04o)", real, (unsigned)(st.st_mode & 07777));
 	if (st.st_uid != owner)
-		return error_msg(why, whysize, -EPERM,
-				 "%s: owned by uid %u, not %u", real, (unsigned)st.st_uid, (unsigned)owner);
+		return coredam_error_set(reterr, -EPERM,
+					 "%s: owned by uid %u, not %u", real, (unsigned)st.st_uid, (unsigned)owner);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return error_msg(why, whysize, -EPERM, "%s: writable by group or others (mode %04o)", real,
-				 (unsigned)(st.st_mode & 07777));
+		return coredam_error_set(reterr, -EPERM, "%s: writable by group or others (mode %04o)", real,
+					 (unsigned)(st.st_mode & 07777));
 	/*
 	 * Whoever may write a directory on the way may put another program
 	 * in its place: each is @owner's or root's and writable by nobody
@@ -140,7 +141,7 @@ int coredam_pipe_helper_check(const char *path, uid_t owner, char *why, size_t w
 		r = xsnprintf(dir, sizeof(dir), "%.*s", p == real ? 1 : (int)(p - real), real);
 		if (r < 0)
 			return r;
-		r = check_helper_dir(dir, owner, p == base, why, whysize);
+		r = check_helper_dir(dir, owner, p == base, reterr);
 		if (r < 0)
 			return r;
 	}

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "error.h"
 #include "macro.h"
 #include "string-util.h"
 
@@ -129,29 +130,29 @@ static int mount_attr(const char *path, unsigned int flags, uint64_t set, uint64
 }
 
 /* Every mount read-only but a bind mount of @writable, in a namespace of our own. */
-static int mounts_enter(const char *writable, char *why, size_t whysize)
+static int mounts_enter(const char *writable, struct coredam_error *reterr)
 {
 	const uint64_t locked = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 	int r;
 
 	if (unshare(CLONE_NEWNS) < 0)
-		return error_msg(why, whysize, -errno, "unshare(CLONE_NEWNS): %s", strerror(errno));
+		return coredam_error_set(reterr, -errno, "unshare(CLONE_NEWNS): %s", strerror(errno));
 	/* nothing done here may reach the machine's mount table */
 	if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return error_msg(why, whysize, -errno, "making / private: %s", strerror(errno));
+		return coredam_error_set(reterr, -errno, "making / private: %s", strerror(errno));
 	r = mount_attr("/", AT_RECURSIVE, locked, 0);
 	if (r < 0)
-		return error_msg(why, whysize, r, "making every mount read-only: %s", strerror(-r));
+		return coredam_error_set(reterr, r, "making every mount read-only: %s", strerror(-r));
 	if (syscall(SYS_mount, writable, writable, NULL, MS_BIND, NULL) < 0)
-		return error_msg(why, whysize, -errno, "bind mount of %s: %s", writable, strerror(errno));
+		return coredam_error_set(reterr, -errno, "bind mount of %s: %s", writable, strerror(errno));
 	r = mount_attr(writable, 0, 0, MOUNT_ATTR_RDONLY);
 	if (r < 0)
-		return error_msg(why, whysize, r, "making %s writable: %s", writable, strerror(-r));
+		return coredam_error_set(reterr, r, "making %s writable: %s", writable, strerror(-r));
 	return 0;
 }
 
 /* No capability left, and none to be had back. */
-static int caps_drop(char *why, size_t whysize)
+static int caps_drop(struct coredam_error *reterr)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
@@ -159,37 +160,37 @@ static int caps_drop(char *why, size_t whysize)
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 		  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)
-		return error_msg(why, whysize, -errno, "securebits: %s", strerror(errno));
+		return coredam_error_set(reterr, -errno, "securebits: %s", strerror(errno));
 	for (unsigned long cap = 0;; cap++) {
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
 			continue;
 		if (errno == EINVAL && cap > 0)
 			break;	/* past the kernel's last capability */
-		return error_msg(why, whysize, -errno,
-				 "bounding set, capability %lu: %s", cap, strerror(errno));
+		return coredam_error_set(reterr, -errno,
+					 "bounding set, capability %lu: %s", cap, strerror(errno));
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return error_msg(why, whysize, -errno, "ambient capabilities: %s", strerror(errno));
+		return coredam_error_set(reterr, -errno, "ambient capabilities: %s", strerror(errno));
 	if (syscall(SYS_capset, &h, d) < 0)
-		return error_msg(why, whysize, -errno, "capset: %s", strerror(errno));
+		return coredam_error_set(reterr, -errno, "capset: %s", strerror(errno));
 	return 0;
 }
 
-int coredam_sandbox_enter(const char *writable, char *why, size_t whysize)
+int coredam_sandbox_enter(const char *writable, struct coredam_error *reterr)
 {
 	int r;
 
-	r = mounts_enter(writable, why, whysize);
+	r = mounts_enter(writable, reterr);
 	if (r < 0)
 		return r;
-	r = caps_drop(why, whysize);
+	r = caps_drop(reterr);
 	if (r < 0)
 		return r;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return error_msg(why, whysize, -errno, "no_new_privs: %s", strerror(errno));
+		return coredam_error_set(reterr, -errno, "no_new_privs: %s", strerror(errno));
 	r = seccomp_enter();
 	if (r < 0)
-		return error_msg(why, whysize, r, "seccomp filter: %s", strerror(-r));
+		return coredam_error_set(reterr, r, "seccomp filter: %s", strerror(-r));
 	return 0;
 }
 

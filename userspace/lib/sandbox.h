@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "error.h"
+
 /*
  * Confine the calling process (the pipe helper, once it has opened what it
  * needs and before it reads the first byte of a core):
@@ -19,10 +21,10 @@
  *    memory, time, signals, inotify, exit); any other fails with EPERM, a
  *    call from another ABI (x32, i386 on x86_64) too.
  *
- * Returns 0, or a negative errno with a sentence in @why: the process may
+ * Returns 0, or a negative errno with a sentence in @reterr: the process may
  * be part-confined then and must not go on as if it were not.
  */
-int coredam_sandbox_enter(const char *writable, char *why, size_t whysize);
+int coredam_sandbox_enter(const char *writable, struct coredam_error *reterr);
 
 /*
  * Give up capability @cap for good: out of the effective, permitted and

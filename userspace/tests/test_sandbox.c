@@ -58,12 +58,13 @@ static void inside(int dest, const char *state, const char *outside)
 		{ "CapEff", "0000000000000000" }, { "CapPrm", "0000000000000000" },
 		{ "CapBnd", "0000000000000000" }, { "NoNewPrivs", "1" }, { "Seccomp", "2" },
 	};
-	char why[512] = "", v[64], path[PATH_MAX];
+	struct coredam_error e = { 0 };
+	char v[64], path[PATH_MAX];
 	char *const argv[] = { "true", NULL };
 
-	CHECK_EQ_INT(coredam_sandbox_enter(state, why, sizeof(why)), 0);
+	CHECK_EQ_INT(coredam_sandbox_enter(state, &e), 0);
 	if (test_failed_checks) {
-		fprintf(stderr, "  sandbox: %s\n", why);
+		fprintf(stderr, "  sandbox: %s\n", e.msg);
 		return;
 	}
 	/* what the helper must still do */
