@@ -11,7 +11,6 @@
 #include "config.h"
 #include "control.h"
 #include "error.h"
-#include "string-util.h"
 #include "macro.h"
 #include "time-util.h"
 

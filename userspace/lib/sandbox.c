@@ -26,7 +26,6 @@
 #include "sandbox.h"
 #include "error.h"
 #include "macro.h"
-#include "string-util.h"
 
 #if defined(__x86_64__)
 #define SANDBOX_ARCH AUDIT_ARCH_X86_64

@@ -20,16 +20,6 @@ int xsnprintf(char *buf, size_t size, const char *fmt, ...)
 	return n;
 }
 
-int error_msg(char *buf, size_t size, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

@@ -9,13 +9,6 @@
 int xsnprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /*
- * Write the message of a failure into @buf (cut to @size) and return @r,
- * the failure's -errno: "return error_msg(why, whysize, -EPERM, ...);".
- * errno is read by the caller before the call, never after.
- */
-int error_msg(char *buf, size_t size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-/*
  * Text built in a fixed buffer by appending: the first failure (the text
  * does not fit, -ENOBUFS) sticks, later appends do nothing, and
  * strbuf_done() says how it went, so that a formatter checks once.
