@@ -403,7 +403,7 @@ static int pipe_pattern(const struct agent *a, char *buf, size_t size)
  */
 static int install_pipe(struct agent *a)
 {
-	struct coredam_error e;
+	struct coredam_error e = {};
 	char pattern[4096];
 	int r;
 
@@ -628,7 +628,7 @@ static int reload_apply(struct agent *a, const struct coredam_config *old, struc
 int agent_reload(struct agent *a)
 {
 	struct coredam_config cfg, old = a->cfg;
-	struct coredam_error e;
+	struct coredam_error e = {};
 	int r;
 
 	r = coredam_config_load(a->config_file, a->dropins.list, &cfg, &e);

@@ -164,7 +164,7 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 /* 1. The configuration (and --dump-config); -1 to go on, else the exit status. */
 static int load_config(struct agent *a, const struct options *o)
 {
-	struct coredam_error e;
+	struct coredam_error e = {};
 	static char buf[65536];	/* every key, paths up to PATH_MAX */
 
 	if (o->config)

@@ -120,7 +120,7 @@ static void note_origin(struct parse_ctx *ctx, struct origin *o)
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *ctx = user;
-	struct coredam_error e;
+	struct coredam_error e = {};
 	int r;
 
 	r = coredam_config_set(ctx->cfg, section, name, value, &e);
