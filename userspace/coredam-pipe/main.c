@@ -422,17 +422,21 @@ static void load_config(struct helper *h)
 }
 
 /*
- * Before the queue: into the dump cgroup, the crashed process's
- * RLIMIT_CORE, the destination and its free space. -1 to go on, else the
- * exit status of a crash that is not stored.
+ * Once the ticket is taken: into the dump cgroup before the first byte is
+ * read, and the crashed process, which writes the core into the pipe, and
+ * this helper made background work ([Limits] DumpNice=), whether coredamd
+ * runs or not. Not before the ticket: a helper at nice 19 on a busy CPU
+ * could take its ticket after one that crashed later (and coredamd makes
+ * every process it finds in the dump cgroup background work), and the
+ * queue's order is the arrival order. Before the sandbox, while the helper
+ * may still change another user's process.
  */
-static int arrive(struct helper *h)
+static void settle(struct helper *h)
 {
 	const struct coredam_pipe_args *a = &h->a;
-	struct coredam_error e;
+	struct coredam_error e = {};
 	int r;
 
-	/* 1. into the dump cgroup before the first byte is read */
 	r = join_cgroup(&h->roots, h->cfg.cgroup, &e);
 	if (r < 0) {
 		log_full(LOG_WARNING, "core of pid %d: not moved into the dump cgroup (%s): written unthrottled",
@@ -441,22 +445,28 @@ static int arrive(struct helper *h)
 	}
 	if (coredam_cg_of_pid(h->roots.proc, getpid(), h->cg, sizeof(h->cg)) < 0)
 		snprintf(h->cg, sizeof(h->cg), "?");
+	if (h->cfg.dump_nice == COREDAM_NICE_KEEP)
+		return;
+	r = coredam_sched_background(h->roots.proc, a->pid, NULL, h->cfg.dump_nice);
+	if (r >= 0)
+		r = coredam_sched_background(h->roots.proc, getpid(), h->cg, h->cfg.dump_nice);
+	if (r < 0)
+		log_full(LOG_WARNING, "core of pid %d: not made background work (DumpNice=%d): %s",
+			 (int)a->pid, h->cfg.dump_nice, strerror(-r));
+}
 
-	/*
-	 * 1b. the crashed process, which writes the core into the pipe, and
-	 * this helper are background work ([Limits] DumpNice=), from the start
-	 * and whether coredamd runs or not; done while the helper still may
-	 */
-	if (h->cfg.dump_nice != COREDAM_NICE_KEEP) {
-		r = coredam_sched_background(h->roots.proc, a->pid, NULL, h->cfg.dump_nice);
-		if (r >= 0)
-			r = coredam_sched_background(h->roots.proc, getpid(), h->cg, h->cfg.dump_nice);
-		if (r < 0)
-			log_full(LOG_WARNING, "core of pid %d: not made background work (DumpNice=%d): %s",
-				 (int)a->pid, h->cfg.dump_nice, strerror(-r));
-	}
+/*
+ * 1-3. Before the queue: the crashed process's RLIMIT_CORE, the
+ * destination and its free space. -1 to go on, else the exit status of a
+ * crash that is not stored.
+ */
+static int arrive(struct helper *h)
+{
+	const struct coredam_pipe_args *a = &h->a;
+	struct coredam_error e;
+	int r;
 
-	/* 2. RLIMIT_CORE of the crashed process: the kernel leaves it to pipe helpers */
+	/* 1. RLIMIT_CORE of the crashed process: the kernel leaves it to pipe helpers */
 	h->m.rlimit = a->rlimit;
 	if (!a->have_rlimit && coredam_pipe_read_rlimit(h->roots.proc, a->pid, &h->m.rlimit) < 0)
 		h->m.rlimit = UINT64_MAX;
@@ -466,7 +476,7 @@ static int arrive(struct helper *h)
 		return drop(h, COREDAM_PIPE_SKIPPED_RLIMIT, COREDAM_PIPE_EXIT_RLIMIT);
 	}
 
-	/* 3. the destination, component by component */
+	/* 2. the destination, component by component */
 	r = coredam_pipe_open_dest(a->dir, 0, &h->dirfd, &e);
 	if (r < 0) {
 		log_full(LOG_ERR, "core of pid %d dropped: destination %s refused: %s", (int)a->pid, a->dir, e.msg);
@@ -474,7 +484,7 @@ static int arrive(struct helper *h)
 	}
 
 	/*
-	 * 3b. room on it: the helper writes as root, so without this check it
+	 * 3. room on it: the helper writes as root, so without this check it
 	 * would eat the root reservation. Below the floor the core is not
 	 * stored at all; the writer checks again as it writes.
 	 */
@@ -522,8 +532,8 @@ static void log_not_admitted(const struct helper *h, enum coredam_pipe_wait_resu
 }
 
 /*
- * 4. A write slot, in arrival order, confined before the first byte of
- * the core is read. -1 once admitted, else the exit status of a crash that
+ * 4. A write slot, in arrival order, in the dump cgroup and confined
+ * before the first byte of the core is read. -1 once admitted, else the exit status of a crash that
  * got no slot.
  */
 static int take_slot(struct helper *h)
@@ -541,7 +551,12 @@ static int take_slot(struct helper *h)
 		.timeout_ms = (uint32_t)MIN((h->cfg.wait_timeout_usec + 999) / 1000, (uint64_t)UINT32_MAX),
 	};
 	stop_fd = setup_stop_fd();
+	/* the ticket first, at the priority the kernel started the helper with */
 	r = coredam_pipe_queue_open(h->roots.state, &h->q);
+	if (r >= 0)
+		r = coredam_pipe_enqueue(&h->q, a->pid, a->uid, &h->fallback, &ahead);
+	if (r > 0)
+		settle(h);
 
 	/*
 	 * Confined: from here on the helper writes only through what it has
@@ -549,17 +564,18 @@ static int take_slot(struct helper *h)
 	 * list of system calls. Fails closed.
 	 */
 	if (r >= 0 && h->cfg.pipe_sandbox) {
+		int s;
+
 		log_open();
-		r = coredam_sandbox_enter(h->roots.state, &e);
-		if (r < 0) {
+		s = coredam_sandbox_enter(h->roots.state, &e);
+		if (s < 0) {
 			log_full(LOG_ERR,
 			       "core of pid %d (uid %u, signal %d) dropped: cannot confine the helper: %s ([Pipe] Sandbox=no stores cores unconfined)",
 			       (int)a->pid, (unsigned)a->uid, a->signal, e.msg);
+			coredam_pipe_release(&h->q);
 			return drop(h, COREDAM_PIPE_SKIPPED_ERROR, COREDAM_PIPE_EXIT_DROPPED);
 		}
 	}
-	if (r >= 0)
-		r = coredam_pipe_enqueue(&h->q, a->pid, a->uid, &h->fallback, &ahead);
 	if (r > 0) {
 		h->m.ticket = h->q.ticket;
 		r = coredam_pipe_wait(&h->q, &h->fallback, stop_fd, &wr, &waited);
