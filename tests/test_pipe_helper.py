@@ -59,10 +59,19 @@ def max_overlap(ms):
     return top
 
 
+# Each helper reads the clock once it runs after its admission; two woken
+# by the same slot release run in either order, at nice 19 behind the
+# writers (a few ms apart). A later ticket taking a slot an earlier one
+# waited for shows as a whole dump's time (0.4 s and more here).
+FIFO_SLACK_USEC = 50_000
+
+
 def assert_fifo(ms):
     by_ticket = sorted(ms, key=lambda m: m["ticket"])
     admitted = [m["admitted_usec"] for m in by_ticket]
-    assert admitted == sorted(admitted), [(m["ticket"], m["pid"], m["admitted_usec"]) for m in by_ticket]
+    for j in range(1, len(admitted)):
+        assert admitted[j] >= max(admitted[:j]) - FIFO_SLACK_USEC, \
+            [(m["ticket"], m["pid"], m["admitted_usec"]) for m in by_ticket]
 
 
 def assert_cores_valid(res, ms, n):
