@@ -138,6 +138,10 @@ SETUPS = [
     # dumps may take while somebody else uses it
     variant("coredam-adaptive-c20", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "Ceiling=20M",
             "at most 20 MB/s while somebody else uses the disk"),
+    # the fixed budget at the rate the adaptive one's ceiling allows: rate
+    # or movement, which costs the probe
+    variant("coredam-fixed-20m", FIXED_DESCRIBE, FIXED, "Limits", "WriteBandwidth=20M",
+            "twice the rate, fixed"),
     # what DumpNice=19 (the default) replaced: the dumps at the crashed
     # process's own CPU priority
     variant("coredam-fixed-keepnice", FIXED_DESCRIBE, FIXED, "Limits", "DumpNice=keep",
@@ -148,7 +152,7 @@ SETUPS = [
 # not in the default run: they need `make kernel-v1`, and add a third to its time
 OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift", "coredam-fixed-w128",
                    "coredam-adaptive-w128", "coredam-fixed-keepnice", "coredam-adaptive-keepnice",
-                   "coredam-adaptive-c20"}
+                   "coredam-adaptive-c20", "coredam-fixed-20m"}
 # the setup every probe is also compared with
 FLOOR = "no-dumps"
 
