@@ -32,6 +32,15 @@ TEST(strbuf_appends_until_the_first_failure)
 	strbuf_printf(&sb, "%s", "");
 	CHECK_EQ_INT(strbuf_done(&sb), -ENOBUFS);
 	CHECK_EQ_INT(sb.len, 15);
+
+	/* after a failure, an append that would fit is not made: no text with a hole in it */
+	sb = STRBUF_INIT(buf, sizeof(buf));
+	strbuf_printf(&sb, "%s", "a=1\nbcdefgh");
+	strbuf_printf(&sb, "%s", "ijklm");
+	strbuf_printf(&sb, "%s", "z");
+	CHECK_EQ_INT(strbuf_done(&sb), -ENOBUFS);
+	CHECK_EQ_INT(sb.len, 11);
+	CHECK(strncmp(buf, "a=1\nbcdefgh", 11) == 0 && !strchr(buf, 'z'));
 }
 
 TEST(path_split_and_parent)
