@@ -209,7 +209,7 @@ bool coredam_word_in(const char *list, const char *word)
 static __attribute__((format(printf, 5, 6))) int set_fault(struct coredam_error *e, int r, const char *dir,
 							  const char *file, const char *fmt, ...)
 {
-	char where[PATH_MAX + 32], msg[512];
+	char where[PATH_MAX + 32];
 	va_list ap;
 
 	if (!e)
@@ -219,9 +219,9 @@ static __attribute__((format(printf, 5, 6))) int set_fault(struct coredam_error 
 	else
 		snprintf(where, sizeof(where), "/%s/%s", dir, file);
 	va_start(ap, fmt);
-	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = coredam_error_setv_at(e, r, where, 0, fmt, ap);
 	va_end(ap);
-	return coredam_error_set_at(e, r, where, 0, "%s", msg);
+	return r;
 }
 
 /* +io +memory in the cgroup.subtree_control of @dir ("" the root), each written on its own. */

@@ -4,21 +4,22 @@
 
 #include "error.h"
 
-static void error_vset(struct coredam_error *e, const char *where, int line, const char *fmt, va_list ap)
+int coredam_error_setv_at(struct coredam_error *e, int r, const char *where, int line, const char *fmt, va_list ap)
 {
-	(void)snprintf(e->where, sizeof(e->where), "%s", where);
+	if (!e)
+		return r;
+	(void)snprintf(e->where, sizeof(e->where), "%s", where ? where : "");
 	e->line = line;
 	(void)vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	return r;
 }
 
 int coredam_error_set(struct coredam_error *e, int r, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!e)
-		return r;
 	va_start(ap, fmt);
-	error_vset(e, "", 0, fmt, ap);
+	r = coredam_error_setv_at(e, r, "", 0, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -27,10 +28,8 @@ int coredam_error_set_at(struct coredam_error *e, int r, const char *where, int 
 {
 	va_list ap;
 
-	if (!e)
-		return r;
 	va_start(ap, fmt);
-	error_vset(e, where ? where : "", line, fmt, ap);
+	r = coredam_error_setv_at(e, r, where, line, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -8,6 +8,7 @@
 #define COREDAM_ERROR_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 /*
@@ -30,6 +31,10 @@ int coredam_error_set(struct coredam_error *e, int r, const char *fmt, ...) __at
 /* The same, naming the file at fault and its line. */
 int coredam_error_set_at(struct coredam_error *e, int r, const char *where, int line, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/* coredam_error_set_at() with the arguments in @ap. */
+int coredam_error_setv_at(struct coredam_error *e, int r, const char *where, int line, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 
 /* "where:line: msg", "where: msg" or "msg" into @buf (cut to @size); returns @buf. */
 const char *coredam_error_str(const struct coredam_error *e, char *buf, size_t size);
