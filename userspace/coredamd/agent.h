@@ -140,7 +140,7 @@ int agent_set(struct agent *a, const char *name, const char *value, struct cored
 /* pressure.c */
 void pressure_setup(struct agent *a);
 void pressure_close(struct agent *a);
-double pressure_sample(struct agent *a, uint64_t now, bool *ret_others_idle);
+void pressure_sample(struct agent *a, uint64_t now, struct coredam_pressure_sample *ret);
 /* @cgroup ("" for the system) holds a dumper or a pipe helper at the last look */
 bool pressure_holds_dumper(const struct agent *a, const char *cgroup);
 /* Mark a pressure source as holding a dumper or not, logging a change (event=pressure-source) */

@@ -282,7 +282,7 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	in->io_in_force = in->pattern_changed || agent_io_in_force(a);
 	track_dumps(a);
 	in->have_disk = read_disk_sectors(a, &in->disk_sectors);
-	in->pressure.foreground = pressure_sample(a, in->now_usec, &in->pressure.others_idle);
+	pressure_sample(a, in->now_usec, &in->pressure);
 	in->pressure.triggered = a->triggered;
 	a->triggered = false;
 	a->last_tick_usec = in->now_usec;
@@ -379,8 +379,9 @@ static void apply(struct agent *a, const struct coredam_tick_in *in, const struc
 			snprintf(w, sizeof(w), "max");
 		else
 			snprintf(w, sizeof(w), "%" PRIu64, a->budget.wbps);
-		log_info("budget event=budget write_bps=%s concurrency=%u foreground_pressure=%.3f%s", w,
-			 a->budget.concurrency, in->pressure.foreground, in->pressure.triggered ? " trigger=1" : "");
+		log_info("budget event=budget write_bps=%s concurrency=%u foreground_pressure=%.3f%s%s", w,
+			 a->budget.concurrency, in->pressure.foreground, in->pressure.triggered ? " trigger=1" : "",
+			 in->pressure.others_busy ? " foreground_requests=1" : "");
 		a->m.budget_changes++;
 	}
 	if (out->apply_io)

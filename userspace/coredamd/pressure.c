@@ -142,18 +142,18 @@ static double sample_one(struct psi_source *s, uint64_t elapsed)
 }
 
 /*
- * Whether @s made no request to the dump devices since its last reading:
- * false when it made one, or when that cannot be told (no reading before,
- * no io.stat beside its io.pressure, no device known).
+ * Whether @s made a request to the dump devices since its last reading:
+ * 1 it made one, 0 it made none, -1 that cannot be told (no reading
+ * before, no io.stat beside its io.pressure, no device known).
  */
-static bool sample_idle(const struct agent *a, struct psi_source *s)
+static int sample_requests(const struct agent *a, struct psi_source *s)
 {
 	struct coredam_devnum devs[MAX_DEVS];
 	static const char suffix[] = "/io.pressure";
 	size_t len = strlen(s->path), n = 0;
 	char path[PATH_MAX];
 	uint64_t ios;
-	bool idle;
+	int made;
 
 	for (size_t i = 0; i < a->n_devs; i++)
 		devs[n++] = (struct coredam_devnum){ a->devs[i].major, a->devs[i].minor };
@@ -161,12 +161,12 @@ static bool sample_idle(const struct agent *a, struct psi_source *s)
 	    xsnprintf(path, sizeof(path), "%.*s/io.stat", (int)(len - strlen(suffix)), s->path) < 0 ||
 	    coredam_iostat_read_ios(AT_FDCWD, path, devs, n, &ios) < 0) {
 		s->have_ios = false;
-		return false;
+		return -1;
 	}
-	idle = s->have_ios && ios == s->last_ios;
+	made = s->have_ios ? ios != s->last_ios : -1;
 	s->last_ios = ios;
 	s->have_ios = true;
-	return idle;
+	return made;
 }
 
 /* The cgroups to watch in place of the held source @s, added to @next. */
@@ -204,37 +204,44 @@ void pressure_set_held(struct psi_source *s, bool held)
 	s->held = held;
 }
 
+/* Count one counted source's requests (sample_requests()) into @ret. */
+static void add_requests(int made, struct coredam_pressure_sample *ret)
+{
+	ret->others_idle = ret->others_idle && made == 0;
+	ret->others_busy = ret->others_busy || made == 1;
+}
+
 /*
- * The worst stalled fraction of the counted sources since the last
- * sample, and whether none of them made a request to the dump devices.
+ * Sample the counted sources since the last sample: the worst stalled
+ * fraction among them, whether none of them made a request to the dump
+ * devices, and whether one did. Leaves ret->triggered alone.
  */
-double pressure_sample(struct agent *a, uint64_t now, bool *ret_others_idle)
+void pressure_sample(struct agent *a, uint64_t now, struct coredam_pressure_sample *ret)
 {
 	static struct psi_source next[MAX_WATCH];
 	uint64_t elapsed = a->last_tick_usec ? now - a->last_tick_usec : 0;
 	size_t n_next = 0;
-	double worst = 0.0;
-	bool others_idle = a->n_psi > 0;
 
+	ret->foreground = 0.0;
+	ret->others_idle = a->n_psi > 0;
+	ret->others_busy = false;
 	for (size_t i = 0; i < a->n_psi; i++) {
 		struct psi_source *s = &a->psi[i];
 		bool held = pressure_holds_dumper(a, s->cgroup), was = s->held;
 		double f = sample_one(s, elapsed);
-		bool idle = sample_idle(a, s);
+		int made = sample_requests(a, s);
 
 		pressure_set_held(s, held);
 		/* an interval that had a dumper in it at either end is not counted */
 		if (!held && !was) {
-			if (f > worst)
-				worst = f;
-			others_idle = others_idle && idle;
+			ret->foreground = MAX(ret->foreground, f);
+			add_requests(made, ret);
 		}
 		if (held)
 			watch_below(a, s, next, &n_next);
 	}
 	for (size_t i = 0; i < n_next; i++) {
 		struct psi_source *w = &next[i];
-		double f;
 
 		for (size_t j = 0; j < a->n_watch; j++)
 			if (strcmp(a->watch[j].cgroup, w->cgroup) == 0) {
@@ -244,13 +251,9 @@ double pressure_sample(struct agent *a, uint64_t now, bool *ret_others_idle)
 				w->have_ios = a->watch[j].have_ios;
 				break;
 			}
-		f = sample_one(w, elapsed);
-		if (f > worst)
-			worst = f;
-		others_idle = sample_idle(a, w) && others_idle;
+		ret->foreground = MAX(ret->foreground, sample_one(w, elapsed));
+		add_requests(sample_requests(a, w), ret);
 	}
 	memcpy(a->watch, next, n_next * sizeof(next[0]));
 	a->n_watch = n_next;
-	*ret_others_idle = others_idle;
-	return worst;
 }

@@ -30,6 +30,8 @@ void coredam_budget_params_from_config(const struct coredam_config *cfg, uint64_
 	p.ceiling_bps = cfg->ceiling_bps ? cfg->ceiling_bps
 					 : coredam_budget_auto_ceiling(p.floor_bps, measured_peak_bps);
 	p.ceiling_bps = MAX(p.ceiling_bps, p.floor_bps);
+	p.busy_ceiling_bps = cfg->busy_ceiling_bps ? cfg->busy_ceiling_bps : p.floor_bps;
+	p.busy_ceiling_bps = MIN(MAX(p.busy_ceiling_bps, p.floor_bps), p.ceiling_bps);
 	p.step_bps = cfg->step_bps ? cfg->step_bps : (p.ceiling_bps - p.floor_bps) / 4;
 	if (p.step_bps == 0)
 		p.step_bps = 1;
@@ -48,6 +50,11 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 			 const struct coredam_pressure_sample *s, struct coredam_budget *ret)
 {
 	struct coredam_budget b = *cur;
+	uint64_t ceiling = p->ceiling_bps;
+
+	/* somebody else uses the disk: CeilingWhenBusy= is the top (0: none) */
+	if (s->others_busy && p->busy_ceiling_bps)
+		ceiling = MIN(MAX(p->busy_ceiling_bps, p->floor_bps), p->ceiling_bps);
 
 	if (p->mode == COREDAM_MODE_FIXED) {
 		b.wbps = p->fixed_bps;
@@ -63,8 +70,8 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 		/* a budget from fixed mode or an older config: bring it in range first */
 		if (b.lifted)
 			b.wbps = 0;
-		else if (b.wbps == 0 || b.wbps > p->ceiling_bps)
-			b.wbps = p->ceiling_bps;
+		else if (b.wbps == 0 || b.wbps > ceiling)
+			b.wbps = ceiling;
 		if (!b.lifted && b.wbps < p->floor_bps)
 			b.wbps = p->floor_bps;
 		if (b.concurrency == 0 || b.concurrency > p->concurrency_ceiling)
@@ -75,7 +82,7 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 		if (b.lifted && (s->triggered || s->foreground > p->target || !s->others_idle)) {
 			/* somebody else uses the disk again: the budget from before the lift */
 			b.lifted = false;
-			b.wbps = MIN(MAX(b.lifted_from_wbps, p->floor_bps), p->ceiling_bps);
+			b.wbps = MIN(MAX(b.lifted_from_wbps, p->floor_bps), ceiling);
 			b.concurrency = MIN(MAX(b.lifted_from_concurrency, p->concurrency_floor),
 					    p->concurrency_ceiling);
 		}
@@ -102,11 +109,11 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 				b.concurrency = p->concurrency_ceiling;
 				b.quiet = b.idle = 0;
 			} else if (b.quiet >= p->hold_intervals) {
-				if (b.wbps >= p->ceiling_bps) {
+				if (b.wbps >= ceiling) {
 					if (b.concurrency < p->concurrency_ceiling)
 						b.concurrency++;
 				} else {
-					b.wbps = MIN(b.wbps + p->step_bps, p->ceiling_bps);
+					b.wbps = MIN(b.wbps + p->step_bps, ceiling);
 				}
 				b.quiet = 0;
 			}

@@ -17,6 +17,7 @@ struct coredam_budget_params {
 	uint64_t fixed_bps;
 	uint32_t fixed_concurrency;
 	uint64_t floor_bps, ceiling_bps;	/* effective: ceiling >= floor > 0 */
+	uint64_t busy_ceiling_bps;		/* effective: floor <= it <= ceiling */
 	uint32_t concurrency_floor, concurrency_ceiling;
 	double target;				/* foreground stall fraction */
 	uint64_t step_bps;
@@ -41,6 +42,8 @@ struct coredam_pressure_sample {
 	bool others_idle;		/* no watched cgroup made a request to the dump
 					   device in the interval (false: some did, or
 					   nobody can tell) */
+	bool others_busy;		/* one of them did (false: none did, or nobody
+					   can tell) */
 };
 
 /* Without a better measurement, the auto ceiling is 30 MB/s. */
@@ -67,6 +70,12 @@ void coredam_budget_init(const struct coredam_budget_params *p, struct coredam_b
  *    bandwidth += step (not above the ceiling); once at the ceiling,
  *    concurrency + 1 (not above its ceiling);
  *  - in between: hold.
+ * While somebody else uses the disk (s->others_busy), CeilingWhenBusy=
+ * (p->busy_ceiling_bps) takes the place of the ceiling: the bandwidth
+ * comes down to it at once and climbs no higher. The foreground's stall
+ * share does not see all it pays for the dumps' rate (an fdatasync() on
+ * ext4 waits for the journal commit outside PSI's I/O stall), so its
+ * requests alone cap the rate.
  * With LiftWhenIdle= (p->lift), work-conserving: quiet with the disk
  * otherwise idle (s->others_idle) for hold_intervals samples in a row, the
  * bandwidth limit is lifted and every slot opened, from wherever the

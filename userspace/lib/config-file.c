@@ -281,6 +281,9 @@ static int cross_check(struct parse_ctx *ctx)
 	if (c->ceiling_bps && c->floor_bps > c->ceiling_bps) {
 		o = origin_of(ctx, "Floor") ?: origin_of(ctx, "Ceiling");
 		msg = "[Adaptive] Floor= is above Ceiling=";
+	} else if (c->busy_ceiling_bps && c->floor_bps > c->busy_ceiling_bps) {
+		o = origin_of(ctx, "Floor") ?: origin_of(ctx, "CeilingWhenBusy");
+		msg = "[Adaptive] Floor= is above CeilingWhenBusy=";
 	} else if (c->kernel_leaf[0] && (strchr(c->kernel_leaf, '/') || strpbrk(c->kernel_leaf, " \t") ||
 					 !strcmp(c->kernel_leaf, ".") || !strcmp(c->kernel_leaf, "..") ||
 					 strlen(c->kernel_leaf) >= 200)) {

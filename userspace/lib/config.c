@@ -70,6 +70,7 @@ static const struct key keys[] = {
 	K("Limits", "DumpNice", T_NICE, dump_nice, "19"),
 	K("Adaptive", "Floor", T_RATE, floor_bps, "10M"),
 	K("Adaptive", "Ceiling", T_RATE_AUTO, ceiling_bps, "auto"),
+	K("Adaptive", "CeilingWhenBusy", T_RATE_AUTO, busy_ceiling_bps, "auto"),
 	K("Adaptive", "ConcurrencyFloor", T_U32_POS, concurrency_floor, "1"),
 	K("Adaptive", "ConcurrencyCeiling", T_U32_POS, concurrency_ceiling, "4"),
 	K("Adaptive", "PressureTarget", T_FRACTION, pressure_target, "10%"),

@@ -46,6 +46,7 @@ struct coredam_config {
 
 	/* [Adaptive] */
 	uint64_t floor_bps, ceiling_bps;	/* ceiling 0 = auto */
+	uint64_t busy_ceiling_bps;		/* 0 = auto: the floor */
 	uint32_t concurrency_floor, concurrency_ceiling;
 	double pressure_target;			/* fraction of time stalled, 0..1 */
 	uint64_t pressure_window_usec;

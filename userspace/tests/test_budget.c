@@ -253,3 +253,65 @@ TEST(budget_lifts_when_idle_and_drops_back_on_pressure)
 	CHECK(!b.lifted);
 	CHECK_EQ_INT(b.wbps, p.ceiling_bps);
 }
+
+TEST(budget_busy_disk_caps_at_ceiling_when_busy)
+{
+	struct coredam_config c;
+	struct coredam_budget_params p;
+	struct coredam_budget b, nb;
+	struct coredam_pressure_sample idle = { .foreground = 0.0, .others_idle = true },
+				       unknown = { .foreground = 0.0 },
+				       busy = { .foreground = 0.0, .others_busy = true },
+				       stalled = { .foreground = 0.5, .others_busy = true };
+	size_t i;
+
+	adaptive_cfg(&c);
+	coredam_budget_params_from_config(&c, 0, &p);
+	/* auto: the floor, within floor..ceiling whatever it is set to */
+	CHECK_EQ_INT(p.busy_ceiling_bps, p.floor_bps);
+	c.busy_ceiling_bps = 50000000;
+	coredam_budget_params_from_config(&c, 0, &p);
+	CHECK_EQ_INT(p.busy_ceiling_bps, p.ceiling_bps);
+	c.busy_ceiling_bps = 20000000;
+	coredam_budget_params_from_config(&c, 0, &p);
+	CHECK_EQ_INT(p.busy_ceiling_bps, 20000000);
+
+	/* quiet, but others make requests: it climbs to CeilingWhenBusy= and no higher */
+	coredam_budget_init(&p, &b);
+	for (i = 0; i < 40; i++)
+		coredam_budget_step(&p, &b, &busy, &b);
+	CHECK(!b.lifted);
+	CHECK_EQ_INT(b.wbps, 20000000);
+	CHECK_EQ_INT(b.concurrency, p.concurrency_ceiling);
+	/* nobody can tell: the ceiling is the top, as before */
+	for (i = 0; i < 40; i++)
+		coredam_budget_step(&p, &b, &unknown, &b);
+	CHECK_EQ_INT(b.wbps, p.ceiling_bps);
+	/* the first interval with requests brings it down at once, without pressure */
+	CHECK(coredam_budget_step(&p, &b, &busy, &nb));
+	CHECK_EQ_INT(nb.wbps, 20000000);
+	CHECK_EQ_INT(nb.concurrency, b.concurrency);
+	/* pressure on top: below it, as ever */
+	b = nb;
+	CHECK(coredam_budget_step(&p, &b, &stalled, &nb));
+	CHECK_EQ_INT(nb.wbps, MAX((uint64_t)(20000000 * p.backoff), p.floor_bps));
+
+	/* lifted, then a request: the budget from before, within CeilingWhenBusy= */
+	b = nb;
+	b.wbps = p.ceiling_bps;
+	for (i = 0; i < 40 && !b.lifted; i++)
+		coredam_budget_step(&p, &b, &idle, &b);
+	CHECK(b.lifted);
+	CHECK_EQ_INT(b.lifted_from_wbps, p.ceiling_bps);
+	CHECK(coredam_budget_step(&p, &b, &busy, &nb));
+	CHECK(!nb.lifted);
+	CHECK_EQ_INT(nb.wbps, 20000000);
+
+	/* the default: a busy disk holds the budget at the floor */
+	c.busy_ceiling_bps = 0;
+	coredam_budget_params_from_config(&c, 0, &p);
+	coredam_budget_init(&p, &b);
+	for (i = 0; i < 40; i++)
+		coredam_budget_step(&p, &b, &busy, &b);
+	CHECK_EQ_INT(b.wbps, p.floor_bps);
+}

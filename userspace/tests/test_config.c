@@ -25,6 +25,7 @@ TEST(config_defaults)
 	CHECK_EQ_INT(c.memory_high, 256ULL << 20);
 	CHECK_EQ_INT(c.floor_bps, 10000000);
 	CHECK_EQ_INT(c.ceiling_bps, 0);
+	CHECK_EQ_INT(c.busy_ceiling_bps, 0);	/* auto: the floor */
 	CHECK_EQ_INT(c.free_floor_bytes, 1ULL << 30);
 	CHECK_EQ_INT(c.writeback_window, 1 << 20);
 	CHECK_EQ_INT(c.dump_nice, 19);
@@ -138,6 +139,7 @@ TEST(config_bad)
 	expect_error("[Adaptive]\nConcurrencyFloor=0\n", 2, "positive");
 	expect_error("[Space]\nFreeSpaceFloor=200%\n", 2, "percentage");
 	expect_error("[Adaptive]\nFloor=50M\nCeiling=20M\n", 2, "Floor= is above Ceiling=");
+	expect_error("[Adaptive]\nFloor=20M\nCeilingWhenBusy=15M\n", 2, "Floor= is above CeilingWhenBusy=");
 	expect_error("[Adaptive]\nPressureWindow=20s\n", 2, "PressureWindow");
 	expect_error("[Space]\nMarkIncomplete=perhaps\n", 2, "yes or no");
 	expect_error("[Limits]\nDumpNice=20\n", 2, "DumpNice=20: expected a nice value from -20 to 19, or \"keep\"");
@@ -214,6 +216,7 @@ TEST(config_zero_is_refused_where_none_is_spelled_out)
 	CHECK_EQ_INT(c.memory_high, 0);
 	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "auto", &err), 0);
 	CHECK_EQ_INT(c.ceiling_bps, 0);
+	CHECK_EQ_INT(c.busy_ceiling_bps, 0);	/* auto: the floor */
 	/* where 0 means off, not none, it stays */
 	CHECK_EQ_INT(set1(&c, "Limits", "WritebackWindow", "0", &err), 0);
 	CHECK_EQ_INT(c.writeback_window, 0);
