@@ -86,7 +86,8 @@ FreeSpaceFloor=200M
 """
 
 FIXED_DESCRIBE = "patched kernel + coredamd, fixed 10 MB/s, 2 dumps at once"
-ADAPTIVE_DESCRIBE = "patched kernel + coredamd, adaptive 10-30 MB/s, 1-2 dumps at once"
+ADAPTIVE_DESCRIBE = ("patched kernel + coredamd, adaptive 10-30 MB/s (10 while somebody else "
+                     "uses the disk), 1-2 dumps at once")
 
 
 def variant(name, describe, conf, section, line, why=""):
@@ -122,7 +123,7 @@ SETUPS = [
                       "at once", FIXED, kernel="v1"),
     storm.agent_setup("coredam-fixed", FIXED_DESCRIBE, FIXED),
     storm.agent_setup("v1-adaptive",
-                      "series v1 kernel (git 3fdf619) + coredamd, adaptive 10-30 MB/s, "
+                      "series v1 kernel (git 3fdf619) + coredamd, adaptive 10-30 MB/s (10 while somebody else uses the disk), "
                       "1-2 dumps at once, no limit while nobody else uses the disk", ADAPTIVE, kernel="v1"),
     storm.agent_setup("coredam-adaptive", ADAPTIVE_DESCRIBE + ", no limit while nobody else uses "
                       "the disk (LiftWhenIdle=yes, the default)", ADAPTIVE),
@@ -138,6 +139,10 @@ SETUPS = [
     # dumps may take while somebody else uses it
     variant("coredam-adaptive-c20", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "Ceiling=20M",
             "at most 20 MB/s while somebody else uses the disk"),
+    # what CeilingWhenBusy= (the floor by default) replaced: while
+    # somebody else uses the disk the budget climbs to the ceiling
+    variant("coredam-adaptive-climb", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "CeilingWhenBusy=30M",
+            "the ceiling the top while somebody else uses the disk"),
     # the fixed budget at the rate the adaptive one's ceiling allows: rate
     # or movement, which costs the probe
     variant("coredam-fixed-20m", FIXED_DESCRIBE, FIXED, "Limits", "WriteBandwidth=20M",
