@@ -30,7 +30,7 @@ static const struct ctl_command {
 	  "Change a setting of the running agent, which checks the value against the\n"
 	  "rest of its configuration and refuses what does not fit. NAME is one of\n"
 	  "bandwidth, read-bandwidth, concurrency, mode, floor, ceiling,\n"
-	  "concurrency-floor, concurrency-ceiling.\n",
+	  "ceiling-when-busy, concurrency-floor, concurrency-ceiling.\n",
 	  "  -p, --persist       also write it to the drop-in 50-coredamctl.conf, so that\n"
 	  "                      it outlives a reload or restart\n",
 	  "0 set, 1 the agent refused it, 2 a bad name or value, 3 the agent is not\n"

@@ -41,8 +41,9 @@ static void print_json(struct ctl *c, struct ctl_status *s)
 		json_str(stdout, s->agent_error);
 	} else {
 		static const char *const num[] = { "agent_pid", "write_bps", "read_bps", "concurrency", "queue_cap",
-						   "wait_timeout_ms", "floor_bps", "ceiling_bps", "foreground_pressure",
-						   "space_below", "free_bytes", "floor_bytes", "budget_changes",
+						   "wait_timeout_ms", "floor_bps", "ceiling_bps", "busy_ceiling_bps",
+						   "foreground_pressure", "space_below", "free_bytes", "floor_bytes",
+						   "budget_changes",
 						   "reloads", "reload_failures" };
 		static const char *const str[] = { "mode", "config", "last_reload", "destination" };
 

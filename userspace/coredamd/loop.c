@@ -418,8 +418,9 @@ static int status_format(struct agent *a, char *buf, size_t size)
 	strbuf_printf(&sb, "write_bps=%" PRIu64 "\nread_bps=%" PRIu64 "\nconcurrency=%u\nqueue_cap=%u\n"
 		      "wait_timeout_ms=%u\n", a->budget.wbps, a->cfg.read_bps, a->adm.concurrency, a->adm.waiting,
 		      a->adm.timeout_ms);
-	strbuf_printf(&sb, "floor_bps=%" PRIu64 "\nceiling_bps=%" PRIu64 "\nforeground_pressure=%.4f\n",
-		      a->params.floor_bps, a->params.ceiling_bps, a->m.foreground_pressure);
+	strbuf_printf(&sb, "floor_bps=%" PRIu64 "\nceiling_bps=%" PRIu64 "\nbusy_ceiling_bps=%" PRIu64
+		      "\nforeground_pressure=%.4f\n",
+		      a->params.floor_bps, a->params.ceiling_bps, a->params.busy_ceiling_bps, a->m.foreground_pressure);
 	strbuf_printf(&sb, "core_pattern=%s\ndestination=%s\n", a->core_pattern, a->dest_known ? a->dest : "");
 	strbuf_printf(&sb, "pipe_helper=%s\nstats_source=%s\n", a->pipe_active ? "active" : "inactive",
 		      a->kern.core_dump_stats ? "kernel" : a->stats_from_pipe ? "coredam-pipe" : "none");

@@ -23,6 +23,7 @@ static const struct {
 	{ "mode", "Agent", "Mode" },
 	{ "floor", "Adaptive", "Floor" },
 	{ "ceiling", "Adaptive", "Ceiling" },
+	{ "ceiling-when-busy", "Adaptive", "CeilingWhenBusy" },
 	{ "concurrency-floor", "Adaptive", "ConcurrencyFloor" },
 	{ "concurrency-ceiling", "Adaptive", "ConcurrencyCeiling" },
 };
@@ -58,6 +59,10 @@ int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const ch
 	if (c.ceiling_bps && c.floor_bps > c.ceiling_bps)
 		return coredam_error_set(reterr, -EINVAL, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")",
 					 c.floor_bps, c.ceiling_bps);
+	if (c.busy_ceiling_bps && c.floor_bps > c.busy_ceiling_bps)
+		return coredam_error_set(reterr, -EINVAL,
+					 "floor (%" PRIu64 ") would be above ceiling-when-busy (%" PRIu64 ")",
+					 c.floor_bps, c.busy_ceiling_bps);
 	if (c.concurrency_floor > c.concurrency_ceiling)
 		return coredam_error_set(reterr, -EINVAL,
 					 "concurrency floor (%u) would be above concurrency ceiling (%u)",
@@ -254,7 +259,7 @@ static const char *refusal(int r)
 	case -EPROTO:
 		return "ERR truncated request: no newline\n";
 	case -ENOENT:
-		return "ERR unknown setting (bandwidth read-bandwidth concurrency mode floor ceiling concurrency-floor concurrency-ceiling)\n";
+		return "ERR unknown setting (bandwidth read-bandwidth concurrency mode floor ceiling ceiling-when-busy concurrency-floor concurrency-ceiling)\n";
 	case -ETIMEDOUT:
 	case -ECONNRESET:
 		return "ERR no request\n";

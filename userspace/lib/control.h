@@ -17,7 +17,7 @@
  *   PING
  *   STATUS
  *   SET <name> <value>      name: bandwidth read-bandwidth concurrency mode floor ceiling
- *                           concurrency-floor concurrency-ceiling
+ *                           ceiling-when-busy concurrency-floor concurrency-ceiling
  *   RELOAD
  *
  * The server checks the peer with SO_PEERCRED: uid 0 (or the server's own

@@ -431,6 +431,12 @@ TEST(control_set_checks_against_the_configuration)
 	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "floor", "30M", &err), -EINVAL);
 	CHECK(strstr(err.msg, "above ceiling") != NULL);
 	CHECK_EQ_INT(c.floor_bps, 10000000);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling-when-busy", "15M", &err), 0);
+	CHECK_EQ_INT(c.busy_ceiling_bps, 15000000);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "floor", "16M", &err), -EINVAL);
+	CHECK(strstr(err.msg, "above ceiling-when-busy") != NULL);
+	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling-when-busy", "auto", &err), 0);
+	CHECK_EQ_INT(c.busy_ceiling_bps, 0);
 	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency-floor", "9", &err), -EINVAL);
 	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "fixed", &err), 0);
 	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", &err), 0);
