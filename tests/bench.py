@@ -124,7 +124,8 @@ SETUPS = [
     storm.agent_setup("coredam-fixed", FIXED_DESCRIBE, FIXED),
     storm.agent_setup("v1-adaptive",
                       "series v1 kernel (git 3fdf619) + coredamd, adaptive 10-30 MB/s (10 while "
-                      "somebody else uses the disk), 1-2 dumps at once, no limit while nobody else uses the disk", ADAPTIVE, kernel="v1"),
+                      "somebody else uses the disk), 1-2 dumps at once, no limit while nobody "
+                      "else uses the disk", ADAPTIVE, kernel="v1"),
     storm.agent_setup("coredam-adaptive", ADAPTIVE_DESCRIBE + ", no limit while nobody else uses "
                       "the disk (LiftWhenIdle=yes, the default)", ADAPTIVE),
     # what LiftWhenIdle= (on by default) replaced: the ceiling is the top

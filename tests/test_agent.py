@@ -359,7 +359,11 @@ def test_adaptive_budget_sees_past_the_dumpers_to_the_foreground(agent_boot):
     the disk the budget does not back off for them, and lifts the limit
     (LiftWhenIdle=yes, the default). A foreground writer in another cgroup
     then brings the limit back at its first requests and makes the budget
-    back off, while the dumps go on."""
+    back off, while the dumps go on (CeilingWhenBusy= at the ceiling, so
+    that the budget climbs and its stalls can be seen). With
+    CeilingWhenBusy= back at its default, the floor, the writer's requests
+    alone bring the dump cgroup's io.max down to the floor and keep it
+    there."""
     res = agent_boot("""
 mkdir -p /sys/fs/cgroup/crashers /sys/fs/cgroup/fg /scratch/fg
 start_agent
@@ -383,13 +387,19 @@ backed_off() { grep event=budget $RESULTS/agent.log | tail -n +$((n0 + 1)) |
 waitfor 60 "a budget change for the foreground writer" backed_off
 st > $RESULTS/stats.backed-off
 cp $RESULTS/agent.log $RESULTS/agent.backed-off
+# the default: while the writer makes requests, the floor is the top
+ctl set ceiling-when-busy auto > $RESULTS/set.out 2>&1; echo $? > $RESULTS/set.rc
+at_floor() { grep -q 'wbps=10000000 ' /sys/fs/cgroup/coredump.slice/io.max; }
+waitfor 10 "io.max at the floor" at_floor
+for i in 1 2 3 4 5 6; do cat /sys/fs/cgroup/coredump.slice/io.max; sleep 0.5; done > $RESULTS/io.max.busy
+cp $RESULTS/agent.log $RESULTS/agent.busy
 touch /tmp/stop-fg; wait $fpid
 wait $spid
 wait_idle
 sync
 checkcores /scratch/cores/core.* > $RESULTS/cores.json
 stop_agent
-""", conf=STORM_ADAPTIVE_CONF, timeout=900)
+""", conf=STORM_ADAPTIVE_CONF + "CeilingWhenBusy=30M\n", timeout=900)
     log = res.text("agent.log")
     storm_phase = budget_events(res.text("agent.storm"))
     after = budget_events(res.text("agent.backed-off"))[len(storm_phase):]
@@ -405,6 +415,14 @@ stop_agent
     # were still being written or waiting
     downs = [b for b, p in after if p >= 0.1]
     assert downs and min(downs) < 30_000_000, (storm_phase, after)
+    # CeilingWhenBusy= at the floor: io.max comes down to it and stays
+    # there while the writer runs
+    assert res.text("set.rc").strip() == "0", res.text("set.out")
+    busy_io = [io_max(line, line.split()[0]) for line in res.text("io.max.busy").splitlines() if line.strip()]
+    assert len(busy_io) == 6 and all(r and r.get("wbps") == "10000000" for r in busy_io), busy_io
+    busy = res.text("agent.busy").splitlines()[len(res.text("agent.backed-off").splitlines()):]
+    busy = [line for line in busy if "event=budget" in line]
+    assert all(b <= 10_000_000 for b, _ in budget_events("\n".join(busy))), busy
     for f in ("stats.fg-start", "stats.backed-off"):
         v = storm.stats_dict(res.text(f))
         assert v["active"] + v["waiting"] > 0, (f, v)
