@@ -416,7 +416,9 @@ static void load_config(struct helper *h)
 		snprintf(h->config, sizeof(h->config), "%s/coredam.conf", h->roots.conf);
 	coredam_config_dropin_dirs(h->config, h->config_dir, &dropins);
 	if (coredam_config_load(h->config, dropins.list, &h->cfg, &e) < 0) {
-		log_full(LOG_WARNING, "%s:%d: %s; using the defaults", e.where, e.line, e.msg);
+		char buf[sizeof(e.where) + sizeof(e.msg) + 16];
+
+		log_full(LOG_WARNING, "%s; using the defaults", coredam_error_str(&e, buf, sizeof(buf)));
 		coredam_config_init(&h->cfg);
 	}
 }

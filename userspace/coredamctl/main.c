@@ -207,7 +207,7 @@ static void load_config(struct ctl *ctl, const char *socket)
 	r = coredam_config_load_full(ctl->config_file, ctl->dropins.list, COREDAM_CONFIG_LENIENT, &ctl->cfg, &e);
 	ctl->cfg_ok = r == 0;
 	if (!ctl->cfg_ok)
-		snprintf(ctl->cfg_error, sizeof(ctl->cfg_error), "%s:%d: %s", e.where, e.line, e.msg);
+		(void)coredam_error_str(&e, ctl->cfg_error, sizeof(ctl->cfg_error));
 	if (r == -ENOMEM)
 		coredam_config_init(&ctl->cfg);
 	snprintf(ctl->socket, sizeof(ctl->socket), "%s", socket ? socket : ctl->cfg.control_socket);

@@ -633,8 +633,7 @@ int agent_reload(struct agent *a)
 
 	r = coredam_config_load(a->config_file, a->dropins.list, &cfg, &e);
 	if (r < 0) {
-		/* "file:0: msg" too when no line is at fault, as it has always read */
-		snprintf(a->last_reload, sizeof(a->last_reload), "%s:%d: %s", e.where, e.line, e.msg);
+		(void)coredam_error_str(&e, a->last_reload, sizeof(a->last_reload));
 		goto refused;
 	}
 	a->cfg = cfg;

@@ -174,7 +174,7 @@ static int load_config(struct agent *a, const struct options *o)
 	coredam_config_dropin_dirs(a->config_file, o->config_dir, &a->dropins);
 
 	if (coredam_config_load(a->config_file, a->dropins.list, &a->cfg, &e) < 0) {
-		log_error("%s:%d: %s", e.where, e.line, e.msg);
+		log_error("%s", coredam_error_str(&e, buf, sizeof(buf)));
 		return EXIT_CONFIG;
 	}
 	if (!o->dump)
