@@ -75,6 +75,54 @@ const char *coredam_escape(const char *s, unsigned int flags, char *buf, size_t 
 	return buf;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The byte the escape at @p (a backslash, @left bytes in all) stands for, and its length; 0: none. */
+static size_t unescape_one(const char *p, size_t left, char *ret)
+{
+	static const char from[] = "\\ntr", to[] = "\\\n\t\r";
+	const char *c;
+	int hi, lo;
+
+	if (left >= 2 && p[1] && (c = strchr(from, p[1]))) {
+		*ret = to[c - from];
+		return 2;
+	}
+	if (left < 4 || p[1] != 'x' || (hi = hexval(p[2])) < 0 || (lo = hexval(p[3])) < 0 || hi + lo == 0)
+		return 0;
+	*ret = (char)(hi << 4 | lo);
+	return 4;
+}
+
+const char *coredam_unescape(const char *s, size_t len, char *buf, size_t size)
+{
+	size_t i = 0, o = 0;
+
+	if (size == 0)
+		return buf;
+	while (i < len && s[i] && o + 1 < size) {
+		size_t n = s[i] == '\\' ? unescape_one(s + i, len - i, &buf[o]) : 0;
+
+		if (n == 0) {
+			buf[o] = s[i];
+			n = 1;
+		}
+		o++;
+		i += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 size_t coredam_log_fields(const char *line, struct coredam_log_field *f, size_t max)
 {
 	const char *p = line;

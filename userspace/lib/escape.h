@@ -37,6 +37,14 @@ size_t coredam_utf8_len(const unsigned char *p);
 const char *coredam_escape(const char *s, unsigned int flags, char *buf, size_t size);
 
 /*
+ * The inverse of coredam_escape(): the first @len bytes of @s (fewer at a
+ * NUL) to @buf with its escapes "\\", "\n", "\t", "\r" and "\xNN" turned
+ * back into their bytes; a backslash that starts none of them is kept. Cut
+ * when @size is too small; returns @buf.
+ */
+const char *coredam_unescape(const char *s, size_t len, char *buf, size_t size);
+
+/*
  * The fields of a log line for the journal: every word from the first
  * "event=" word on that is KEY=VALUE with KEY of [a-z0-9_] becomes
  * COREDAM_KEY (upper case) = VALUE; a VALUE in double quotes may hold

@@ -159,6 +159,35 @@ TEST(escape_every_short_input_is_safe)
 	CHECK_EQ_INT(bad, 0);
 }
 
+/* What coredam_escape() wrote reads back as it was: the STATUS answer's strings travel escaped. */
+TEST(unescape_undoes_escape)
+{
+	char in[9], e[COREDAM_ESCAPE_SIZE(sizeof(in))], back[sizeof(in)];
+	unsigned int seed = 7;
+	int bad = 0;
+
+	CHECK_STREQ(coredam_unescape("a\\nb\\\\n\\x1b\\xFF", SIZE_MAX, back, sizeof(back)), "a\nb\\n\x1b\xff");
+	/* a backslash that starts no escape is kept, "\x00" too: it would end the string */
+	CHECK_STREQ(coredam_unescape("\\q\\x0g\\x00\\", SIZE_MAX, e, sizeof(e)), "\\q\\x0g\\x00\\");
+	/* @len bytes only, an escape cut by it included; cut to @size */
+	CHECK_STREQ(coredam_unescape("ab\\x41\ncd", 6, e, sizeof(e)), "abA");
+	CHECK_STREQ(coredam_unescape("ab\\x41", 5, e, sizeof(e)), "ab\\x4");
+	CHECK_STREQ(coredam_unescape("abcdef", SIZE_MAX, e, 4), "abc");
+	for (int i = 0; i < 300000; i++) {
+		int n = i < 65536 ? 2 : 1 + (int)(rand_r(&seed) % 8);
+
+		for (int j = 0; j < n; j++)
+			in[j] = (char)(i < 65536 ? (j ? i & 0xff : i >> 8) : rand_r(&seed) % 256);
+		in[n] = '\0';
+		for (unsigned int flags = 0; flags <= COREDAM_ESCAPE_WORD; flags += COREDAM_ESCAPE_WORD) {
+			coredam_escape(in, flags, e, sizeof(e));
+			if (strcmp(coredam_unescape(e, SIZE_MAX, back, sizeof(back)), in) != 0)
+				bad++;
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+}
+
 /* The journal's fields of a log line: from "event=" on, each key=value word. */
 TEST(log_fields_for_the_journal)
 {
