@@ -14,6 +14,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "pipe-state.h"
+#include "status.h"
 #include "macro.h"
 #include "fileio.h"
 #include "string-util.h"
@@ -407,30 +408,58 @@ static void tick(struct agent *a)
 	apply(a, &in, &out);
 }
 
-/* The STATUS answer: one key=value line each. */
-static int status_format(struct agent *a, char *buf, size_t size)
+/* What the agent is set to: the first half of the STATUS answer. */
+static void status_settings(const struct agent *a, struct coredam_status *st)
 {
+	st->agent_pid = (int)getpid();
+	snprintf(st->config, sizeof(st->config), "%s", a->config_file);
+	snprintf(st->last_reload, sizeof(st->last_reload), "%s", a->last_reload[0] ? a->last_reload : "none");
+	snprintf(st->mode, sizeof(st->mode), "%s", coredam_mode_str(a->cfg.mode));
+	snprintf(st->cgroup, sizeof(st->cgroup), "%s", a->cg_path);
+	st->write_bps = a->budget.wbps;
+	st->read_bps = a->cfg.read_bps;
+	st->concurrency = a->adm.concurrency;
+	st->queue_cap = a->adm.waiting;
+	st->wait_timeout_ms = a->adm.timeout_ms;
+	st->floor_bps = a->params.floor_bps;
+	st->ceiling_bps = a->params.ceiling_bps;
+	st->busy_ceiling_bps = a->params.busy_ceiling_bps;
+}
+
+/* What it sees: pressure, destination, space, devices, counts. */
+static void status_state(const struct agent *a, struct coredam_status *st)
+{
+	st->foreground_pressure = a->m.foreground_pressure;
+	snprintf(st->core_pattern, sizeof(st->core_pattern), "%s", a->core_pattern);
+	snprintf(st->destination, sizeof(st->destination), "%s", a->dest_known ? a->dest : "");
+	snprintf(st->pipe_helper, sizeof(st->pipe_helper), "%s", a->pipe_active ? "active" : "inactive");
+	snprintf(st->stats_source, sizeof(st->stats_source), "%s",
+		 a->kern.core_dump_stats ? "kernel" : a->stats_from_pipe ? "coredam-pipe" : "none");
+	st->space_below = a->m.space_below;
+	st->free_bytes = a->m.free_bytes;
+	st->floor_bytes = a->m.floor_bytes;
+	for (size_t i = 0; i < a->n_devs && i < ELEMENTSOF(st->devices); i++) {
+		st->devices[i].major = a->devs[i].major;
+		st->devices[i].minor = a->devs[i].minor;
+		snprintf(st->devices[i].name, sizeof(st->devices[i].name), "%s", a->devs[i].name);
+		snprintf(st->devices[i].kind, sizeof(st->devices[i].kind), "%s",
+			 coredam_dev_kind_str(a->devs[i].kind));
+		st->n_devices++;
+	}
+	st->budget_changes = a->m.budget_changes;
+	st->reloads = a->m.reloads;
+	st->reload_failures = a->m.reload_failures;
+}
+
+/* The STATUS answer: every field of struct coredam_status, one line each. */
+static int status_format(const struct agent *a, char *buf, size_t size)
+{
+	struct coredam_status st = { .have = COREDAM_STATUS_ALL };
 	struct strbuf sb = STRBUF_INIT(buf, size);
 
-	strbuf_printf(&sb, "agent_pid=%d\nconfig=%s\nlast_reload=%s\nmode=%s\ncgroup=%s\n", (int)getpid(),
-		      a->config_file, a->last_reload[0] ? a->last_reload : "none", coredam_mode_str(a->cfg.mode),
-		      a->cg_path);
-	strbuf_printf(&sb, "write_bps=%" PRIu64 "\nread_bps=%" PRIu64 "\nconcurrency=%u\nqueue_cap=%u\n"
-		      "wait_timeout_ms=%u\n", a->budget.wbps, a->cfg.read_bps, a->adm.concurrency, a->adm.waiting,
-		      a->adm.timeout_ms);
-	strbuf_printf(&sb, "floor_bps=%" PRIu64 "\nceiling_bps=%" PRIu64 "\nbusy_ceiling_bps=%" PRIu64
-		      "\nforeground_pressure=%.4f\n",
-		      a->params.floor_bps, a->params.ceiling_bps, a->params.busy_ceiling_bps, a->m.foreground_pressure);
-	strbuf_printf(&sb, "core_pattern=%s\ndestination=%s\n", a->core_pattern, a->dest_known ? a->dest : "");
-	strbuf_printf(&sb, "pipe_helper=%s\nstats_source=%s\n", a->pipe_active ? "active" : "inactive",
-		      a->kern.core_dump_stats ? "kernel" : a->stats_from_pipe ? "coredam-pipe" : "none");
-	strbuf_printf(&sb, "space_below=%d\nfree_bytes=%" PRIu64 "\nfloor_bytes=%" PRIu64 "\n", a->m.space_below,
-		      a->m.free_bytes, a->m.floor_bytes);
-	for (size_t i = 0; i < a->n_devs; i++)
-		strbuf_printf(&sb, "device=%u:%u %s %s\n", a->devs[i].major, a->devs[i].minor, a->devs[i].name,
-			      coredam_dev_kind_str(a->devs[i].kind));
-	strbuf_printf(&sb, "budget_changes=%" PRIu64 "\nreloads=%" PRIu64 "\nreload_failures=%" PRIu64 "\n",
-		      a->m.budget_changes, a->m.reloads, a->m.reload_failures);
+	status_settings(a, &st);
+	status_state(a, &st);
+	coredam_status_format(&st, &sb);
 	return strbuf_done(&sb);
 }
 
