@@ -11,22 +11,31 @@
 #include "string-util.h"
 #include "path-util.h"
 
-const char *ctl_agent_get(const struct ctl_status *s, const char *key, char *buf, size_t size)
+/* Ask the agent for its STATUS; s->agent_errno says why there is no answer. */
+static void ask_agent(struct ctl *c, struct ctl_status *s)
 {
-	size_t kl = strlen(key);
+	char answer[COREDAM_CTL_RESP_MAX];
+	int r;
 
-	for (const char *p = s->agent; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
-			size_t len = strcspn(p + kl + 1, "\n");
-
-			if (len >= size)
-				len = size - 1;
-			memcpy(buf, p + kl + 1, len);
-			buf[len] = '\0';
-			return buf;
-		}
+	r = coredam_ctl_call(c->socket, "STATUS", answer, sizeof(answer));
+	s->agent_errno = r < 0 ? r : 0;
+	if (r < 0) {
+		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %s", c->socket, strerror(-r));
+	} else if (strncmp(answer, "OK\n", 3) != 0) {
+		/* the agent answers "ERR permission denied" to a peer that is not root */
+		s->agent_errno = strncmp(answer, "ERR permission denied", 21) == 0 ? -EACCES : -EPROTO;
+		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %.*s", c->socket,
+			 (int)strcspn(answer, "\n"), answer);
+	} else {
+		coredam_status_parse(answer + 3, &s->agent);
+		s->agent_running = true;
 	}
-	return NULL;
+}
+
+const char *ctl_agent_field(const struct ctl_status *s, enum coredam_status_field f, const char *none, char *buf,
+			    size_t size)
+{
+	return coredam_status_value(&s->agent, f, buf, size) >= 0 ? buf : none;
 }
 
 static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
@@ -49,19 +58,10 @@ static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 	if (s->kern.core_cgroup)
 		coredam_sysctl_read(&c->roots, "kernel.core_cgroup", s->core_cgroup, sizeof(s->core_cgroup));
 
-	r = coredam_ctl_call(c->socket, "STATUS", s->agent, sizeof(s->agent));
-	s->agent_errno = r < 0 ? r : 0;
-	if (r < 0) {
-		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %s", c->socket, strerror(-r));
-		s->agent[0] = '\0';
-	} else if (strncmp(s->agent, "OK\n", 3) != 0) {
-		/* the agent answers "ERR permission denied" to a peer that is not root */
-		s->agent_errno = strncmp(s->agent, "ERR permission denied", 21) == 0 ? -EACCES : -EPROTO;
-		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %.*s", c->socket,
-			 (int)strcspn(s->agent, "\n"), s->agent);
-		s->agent[0] = '\0';
-	}
-	if (!ctl_agent_get(s, "cgroup", s->cgroup, sizeof(s->cgroup)))
+	ask_agent(c, s);
+	if (coredam_status_has(&s->agent, COREDAM_STATUS_CGROUP))
+		snprintf(s->cgroup, sizeof(s->cgroup), "%s", s->agent.cgroup);
+	else
 		snprintf(s->cgroup, sizeof(s->cgroup), "%s", s->core_cgroup[0] ? s->core_cgroup : c->cfg.cgroup);
 
 	r = xsnprintf(buf, sizeof(buf), "%s%s", c->roots.cgroup, s->cgroup);

@@ -11,6 +11,7 @@
 #include "dumps.h"
 #include "pipe-state.h"
 #include "roots.h"
+#include "status.h"
 #include "sysctl.h"
 
 /* Exit codes, documented in coredamctl(1). */
@@ -40,7 +41,8 @@ struct ctl_status {
 	bool stats_from_pipe;		/* stock kernel: counters of coredam-pipe */
 	struct coredam_pipe_stats pipe;	/* valid with stats_from_pipe */
 	char core_pattern[1024], core_cgroup[PATH_MAX];
-	char agent[16384];	/* the agent's STATUS answer, "" if not running */
+	bool agent_running;		/* the agent answered STATUS */
+	struct coredam_status agent;	/* its answer */
 	char agent_error[256];
 	int agent_errno;		/* why there is no answer: -errno, 0 with one */
 	char cgroup[PATH_MAX];
@@ -69,8 +71,13 @@ static inline bool ctl_agent_denied(const struct ctl_status *s)
 {
 	return s->agent_errno == -EACCES || s->agent_errno == -EPERM;
 }
-/* value of "key=" in the agent's answer, or NULL */
-const char *ctl_agent_get(const struct ctl_status *s, const char *key, char *buf, size_t size);
+
+/*
+ * The agent's field @f in @buf, for people: a number, or a string escaped
+ * (the agent's strings are anyone's text); @none when it did not send it.
+ */
+const char *ctl_agent_field(const struct ctl_status *s, enum coredam_status_field f, const char *none, char *buf,
+			    size_t size);
 
 int cmd_status(struct ctl *c, int argc, char **argv);
 int cmd_watch(struct ctl *c, int argc, char **argv);

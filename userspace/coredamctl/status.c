@@ -21,6 +21,43 @@ static void json_str(FILE *f, const char *s)
 		fputs("null", f);
 }
 
+/* "agent": running, and what it said (numbers, then strings), or why it did not */
+static void print_json_agent(const struct ctl_status *s)
+{
+	static const enum coredam_status_field num[] = {
+		COREDAM_STATUS_AGENT_PID, COREDAM_STATUS_WRITE_BPS, COREDAM_STATUS_READ_BPS,
+		COREDAM_STATUS_CONCURRENCY, COREDAM_STATUS_QUEUE_CAP, COREDAM_STATUS_WAIT_TIMEOUT_MS,
+		COREDAM_STATUS_FLOOR_BPS, COREDAM_STATUS_CEILING_BPS, COREDAM_STATUS_BUSY_CEILING_BPS,
+		COREDAM_STATUS_FOREGROUND_PRESSURE, COREDAM_STATUS_SPACE_BELOW, COREDAM_STATUS_FREE_BYTES,
+		COREDAM_STATUS_FLOOR_BYTES, COREDAM_STATUS_BUDGET_CHANGES, COREDAM_STATUS_RELOADS,
+		COREDAM_STATUS_RELOAD_FAILURES,
+	};
+	const struct coredam_status *a = &s->agent;
+	const struct {
+		enum coredam_status_field f;
+		const char *v;
+	} str[] = {
+		{ COREDAM_STATUS_MODE, a->mode }, { COREDAM_STATUS_CONFIG, a->config },
+		{ COREDAM_STATUS_LAST_RELOAD, a->last_reload }, { COREDAM_STATUS_DESTINATION, a->destination },
+	};
+	char v[32];
+
+	printf(",\n  \"agent\": {\"running\": %s", s->agent_running ? "true" : "false");
+	if (!s->agent_running) {
+		printf(", \"error\": ");
+		json_str(stdout, s->agent_error);
+		return;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(num); i++)
+		if (coredam_status_value(a, num[i], v, sizeof(v)) >= 0)
+			printf(", \"%s\": %s", coredam_status_key(num[i]), v);
+	for (size_t i = 0; i < ELEMENTSOF(str); i++)
+		if (coredam_status_has(a, str[i].f)) {
+			printf(", \"%s\": ", coredam_status_key(str[i].f));
+			json_str(stdout, str[i].v);
+		}
+}
+
 static void print_json(struct ctl *c, struct ctl_status *s)
 {
 	char v[PATH_MAX];
@@ -35,27 +72,7 @@ static void print_json(struct ctl *c, struct ctl_status *s)
 	       s->kern.core_dump_stats ? "true" : "false");
 	printf("  \"core_pattern\": ");
 	json_str(stdout, s->core_pattern);
-	printf(",\n  \"agent\": {\"running\": %s", s->agent[0] ? "true" : "false");
-	if (!s->agent[0]) {
-		printf(", \"error\": ");
-		json_str(stdout, s->agent_error);
-	} else {
-		static const char *const num[] = { "agent_pid", "write_bps", "read_bps", "concurrency", "queue_cap",
-						   "wait_timeout_ms", "floor_bps", "ceiling_bps", "busy_ceiling_bps",
-						   "foreground_pressure", "space_below", "free_bytes", "floor_bytes",
-						   "budget_changes",
-						   "reloads", "reload_failures" };
-		static const char *const str[] = { "mode", "config", "last_reload", "destination" };
-
-		for (size_t i = 0; i < ELEMENTSOF(num); i++)
-			if (ctl_agent_get(s, num[i], v, sizeof(v)))
-				printf(", \"%s\": %s", num[i], v);
-		for (size_t i = 0; i < ELEMENTSOF(str); i++)
-			if (ctl_agent_get(s, str[i], v, sizeof(v))) {
-				printf(", \"%s\": ", str[i]);
-				json_str(stdout, v);
-			}
-	}
+	print_json_agent(s);
 	printf("},\n  \"cgroup\": ");
 	json_str(stdout, s->cgroup);
 	printf(",\n  \"io_max\": [");
@@ -129,40 +146,53 @@ static void print_failed_reasons(const uint64_t *x)
 		printf(")");
 }
 
+/* The agent's budget and pressure. */
+static void print_agent_budget(struct ctl_status *s)
+{
+	const struct coredam_status *a = &s->agent;
+	char v[32], b1[24], b2[24];
+
+	printf("Mode:         %s\n", ctl_agent_field(s, COREDAM_STATUS_MODE, "?", v, sizeof(v)));
+	printf("Budget:       write %s, ", a->write_bps ? format_rate(b1, sizeof(b1), a->write_bps) : "unlimited");
+	printf("%s at once, queue cap %s, wait timeout %s ms\n",
+	       ctl_agent_field(s, COREDAM_STATUS_CONCURRENCY, "?", v, sizeof(v)),
+	       ctl_agent_field(s, COREDAM_STATUS_QUEUE_CAP, "?", b1, sizeof(b1)),
+	       ctl_agent_field(s, COREDAM_STATUS_WAIT_TIMEOUT_MS, "?", b2, sizeof(b2)));
+	printf("Pressure:     foreground %s\n",
+	       ctl_agent_field(s, COREDAM_STATUS_FOREGROUND_PRESSURE, "?", v, sizeof(v)));
+}
+
 /* What the agent says: its pid, mode, budget, pressure, destination, devices. */
 static void print_agent(struct ctl_status *s)
 {
-	char v[PATH_MAX], b1[16], b2[16];
+	const struct coredam_status *a = &s->agent;
+	char v[COREDAM_ESCAPE_SIZE(sizeof(a->core_pattern))];
 
-	if (s->agent[0]) {
-		printf("Agent:        running (pid %s)", ctl_agent_get(s, "agent_pid", v, sizeof(v)) ?: "?");
-		printf(", config %s", ctl_agent_get(s, "config", v, sizeof(v)) ?: "?");
-		if (ctl_agent_get(s, "last_reload", v, sizeof(v)) && strcmp(v, "ok") != 0 && strcmp(v, "none") != 0)
-			printf("\n              last reload refused: %s", v);
-		printf("\n");
-		printf("Mode:         %s\n", ctl_agent_get(s, "mode", v, sizeof(v)) ?: "?");
-		{
-			uint64_t w = 0;
+	if (!s->agent_running) {
+		if (ctl_agent_denied(s))
+			printf("Agent:        unknown: only root may ask it (%s)\n", s->agent_error);
+		else
+			printf("Agent:        not running (%s)\n", s->agent_error);
+		return;
+	}
+	printf("Agent:        running (pid %s)", ctl_agent_field(s, COREDAM_STATUS_AGENT_PID, "?", v, sizeof(v)));
+	printf(", config %s", ctl_agent_field(s, COREDAM_STATUS_CONFIG, "?", v, sizeof(v)));
+	if (coredam_status_has(a, COREDAM_STATUS_LAST_RELOAD) && strcmp(a->last_reload, "ok") != 0 &&
+	    strcmp(a->last_reload, "none") != 0)
+		printf("\n              last reload refused: %s",
+		       ctl_agent_field(s, COREDAM_STATUS_LAST_RELOAD, "", v, sizeof(v)));
+	printf("\n");
+	print_agent_budget(s);
+	printf("Destination:  %s", ctl_agent_field(s, COREDAM_STATUS_DESTINATION, "", v, sizeof(v)));
+	if (coredam_status_has(a, COREDAM_STATUS_SPACE_BELOW) && a->space_below == 1)
+		printf(" (BELOW FREE-SPACE FLOOR: new dumps skipped)");
+	printf("\n");
+	for (size_t i = 0; i < a->n_devices; i++) {
+		char k[COREDAM_ESCAPE_SIZE(sizeof(a->devices[i].kind))];
 
-			if (ctl_agent_get(s, "write_bps", v, sizeof(v)))
-				w = strtoull(v, NULL, 10);
-			printf("Budget:       write %s, ", w ? format_rate(b1, sizeof(b1), w) : "unlimited");
-		}
-		printf("%s at once, queue cap %s, wait timeout %s ms\n",
-		       ctl_agent_get(s, "concurrency", v, sizeof(v)) ?: "?",
-		       ctl_agent_get(s, "queue_cap", b1, sizeof(b1)) ?: "?",
-		       ctl_agent_get(s, "wait_timeout_ms", b2, sizeof(b2)) ?: "?");
-		printf("Pressure:     foreground %s\n", ctl_agent_get(s, "foreground_pressure", v, sizeof(v)) ?: "?");
-		printf("Destination:  %s", ctl_agent_get(s, "destination", v, sizeof(v)) ?: "");
-		if (ctl_agent_get(s, "space_below", v, sizeof(v)) && strcmp(v, "1") == 0)
-			printf(" (BELOW FREE-SPACE FLOOR: new dumps skipped)");
-		printf("\n");
-		for (const char *p = s->agent; (p = strstr(p, "\ndevice=")); p++)
-			printf("Device:       %.*s\n", (int)strcspn(p + 8, "\n"), p + 8);
-	} else if (ctl_agent_denied(s)) {
-		printf("Agent:        unknown: only root may ask it (%s)\n", s->agent_error);
-	} else {
-		printf("Agent:        not running (%s)\n", s->agent_error);
+		printf("Device:       %u:%u %s %s\n", a->devices[i].major, a->devices[i].minor,
+		       coredam_escape(a->devices[i].name, COREDAM_ESCAPE_WORD, v, sizeof(v)),
+		       coredam_escape(a->devices[i].kind, COREDAM_ESCAPE_WORD, k, sizeof(k)));
 	}
 }
 
@@ -274,7 +304,7 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 		print_human(c, &s);
 	ctl_status_free(&s);
 	/* as systemctl status: 3 when the agent is not running, 4 when it cannot be asked */
-	if (s.agent[0])
+	if (s.agent_running)
 		return CTL_EXIT_OK;
 	return ctl_agent_denied(&s) ? CTL_EXIT_NO_ACCESS : CTL_EXIT_NO_AGENT;
 }

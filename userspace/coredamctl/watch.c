@@ -42,20 +42,18 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 	for (;;) {
 		struct ctl_status s;
 		char v[64], b1[16], b2[16], pb[41], e[COREDAM_ESCAPE_SIZE(sizeof(s.dumps[0].exe))];
-		uint64_t wbps = 0, largest = 1;
+		uint64_t largest = 1;
 
 		/* the rate sample is the refresh interval */
 		if (ctl_collect(c, &s, (int)(interval / 1000)) < 0)
 			return CTL_EXIT_FAIL;
-		if (ctl_agent_get(&s, "write_bps", v, sizeof(v)))
-			wbps = strtoull(v, NULL, 10);
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
 		printf("coredam  mode %s  budget %s x %s  pressure %s\n",
-		       ctl_agent_get(&s, "mode", v, sizeof(v)) ?: "(agent not running)",
-		       wbps ? format_rate(b1, sizeof(b1), wbps) : "unlimited",
-		       ctl_agent_get(&s, "concurrency", b2, sizeof(b2)) ?: "?",
-		       ctl_agent_get(&s, "foreground_pressure", pb, sizeof(pb)) ?: "-");
+		       ctl_agent_field(&s, COREDAM_STATUS_MODE, "(agent not running)", v, sizeof(v)),
+		       s.agent.write_bps ? format_rate(b1, sizeof(b1), s.agent.write_bps) : "unlimited",
+		       ctl_agent_field(&s, COREDAM_STATUS_CONCURRENCY, "?", b2, sizeof(b2)),
+		       ctl_agent_field(&s, COREDAM_STATUS_FOREGROUND_PRESSURE, "-", pb, sizeof(pb)));
 		if (s.have_stats)
 			printf("writing %" PRIu64 "  waiting %" PRIu64 "  completed %" PRIu64 "  failed %" PRIu64
 			       "  skipped %" PRIu64 "\n",

@@ -68,35 +68,55 @@ static void format_devices(const struct coredam_status *s, struct strbuf *sb)
 			      coredam_escape(s->devices[i].kind, COREDAM_ESCAPE_WORD, kind, sizeof(kind)));
 }
 
-static void format_field(const struct field *f, const struct coredam_status *s, struct strbuf *sb)
+/* The value of a field but the devices, as "key=" lines hold it. */
+static void format_value(const struct field *f, const struct coredam_status *s, struct strbuf *sb)
 {
 	const void *p = (const char *)s + f->offset;
 	char esc[ESCAPED_MAX];
 
 	switch (f->kind) {
 	case KIND_INT:
-		strbuf_printf(sb, "%s=%d\n", f->key, *(const int *)p);
+		strbuf_printf(sb, "%d", *(const int *)p);
 		break;
 	case KIND_U64:
-		strbuf_printf(sb, "%s=%" PRIu64 "\n", f->key, *(const uint64_t *)p);
+		strbuf_printf(sb, "%" PRIu64, *(const uint64_t *)p);
 		break;
 	case KIND_DOUBLE:
-		strbuf_printf(sb, "%s=%.4f\n", f->key, *(const double *)p);
+		strbuf_printf(sb, "%.4f", *(const double *)p);
 		break;
 	case KIND_STR:
-		strbuf_printf(sb, "%s=%s\n", f->key, coredam_escape(p, 0, esc, sizeof(esc)));
+		strbuf_printf(sb, "%s", coredam_escape(p, 0, esc, sizeof(esc)));
 		break;
 	case KIND_DEVICES:
-		format_devices(s, sb);
 		break;
 	}
 }
 
+int coredam_status_value(const struct coredam_status *s, enum coredam_status_field f, char *buf, size_t size)
+{
+	struct strbuf sb = STRBUF_INIT(buf, size);
+
+	if ((unsigned int)f >= ELEMENTSOF(fields) || fields[f].kind == KIND_DEVICES)
+		return -EINVAL;
+	if (!coredam_status_has(s, f))
+		return -ENOENT;
+	format_value(&fields[f], s, &sb);
+	return strbuf_done(&sb);
+}
+
 void coredam_status_format(const struct coredam_status *s, struct strbuf *sb)
 {
-	for (size_t i = 0; i < ELEMENTSOF(fields); i++)
-		if (coredam_status_has(s, i))
-			format_field(&fields[i], s, sb);
+	for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+		if (!coredam_status_has(s, i))
+			continue;
+		if (fields[i].kind == KIND_DEVICES) {
+			format_devices(s, sb);
+			continue;
+		}
+		strbuf_printf(sb, "%s=", fields[i].key);
+		format_value(&fields[i], s, sb);
+		strbuf_printf(sb, "\n");
+	}
 }
 
 /* "8:0 sda disk": three words, the last two escaped; words after them are a newer daemon's */

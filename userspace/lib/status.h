@@ -17,6 +17,7 @@
 #define COREDAM_STATUS_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,7 +86,7 @@ struct coredam_status {
 	uint64_t budget_changes, reloads, reload_failures;
 };
 
-static inline int coredam_status_has(const struct coredam_status *s, enum coredam_status_field f)
+static inline bool coredam_status_has(const struct coredam_status *s, enum coredam_status_field f)
 {
 	return (s->have >> f) & 1;
 }
@@ -98,6 +99,14 @@ const char *coredam_status_key(enum coredam_status_field f);
  * lines; a failure (-ENOBUFS) sticks in @sb, as every strbuf append's.
  */
 void coredam_status_format(const struct coredam_status *s, struct strbuf *sb);
+
+/*
+ * The value of field @f into @buf as a "key=value" line holds it: a number
+ * in decimal (the pressure with 4 decimals), a string escaped, so that it
+ * is safe on a terminal. Its length; -ENOENT when @s does not have it,
+ * -EINVAL for the devices (several lines), -ENOBUFS when cut.
+ */
+int coredam_status_value(const struct coredam_status *s, enum coredam_status_field f, char *buf, size_t size);
 
 /*
  * Fill *ret from @text, "key=value" lines (other lines, such as the

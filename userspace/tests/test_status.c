@@ -67,6 +67,16 @@ TEST(status_unknown_and_missing_keys)
 	CHECK(!coredam_status_has(&s, COREDAM_STATUS_LAST_RELOAD));
 	/* only what was there is formatted again */
 	CHECK_STREQ(format(&s), "agent_pid=7\nmode=fixed\nwrite_bps=10\ndevice=8:16 sdb partition\n");
+	/* a field for people, as the wire spells it */
+	{
+		char v[32];
+
+		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_WRITE_BPS, v, sizeof(v)), 2);
+		CHECK_STREQ(v, "10");
+		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_BUSY_CEILING_BPS, v, sizeof(v)), -ENOENT);
+		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_DEVICES, v, sizeof(v)), -EINVAL);
+		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_MODE, v, 3), -ENOBUFS);
+	}
 	CHECK_EQ_INT(coredam_status_parse("", &s), 0);
 	CHECK_EQ_INT(s.have, 0);
 	CHECK_STREQ(coredam_status_key(COREDAM_STATUS_DEVICES), "device");
@@ -119,6 +129,13 @@ TEST(status_hostile_strings)
 	CHECK(strstr(text, "\nlast_reload=coredam.conf:3: bad value\\nkept the running configuration\n") != NULL);
 	CHECK(strstr(text, "\ncore_pattern=|/x \\\\n \\x1b]0;t\\x07 \\xff\\xc0 caf\xc3\xa9\n") != NULL);
 	CHECK(strstr(text, "\ndevice=0:0 sd\\x20a disk\n") != NULL);
+	/* shown to people escaped: a terminal gets no control character */
+	{
+		char v[256];
+
+		CHECK(coredam_status_value(&s, COREDAM_STATUS_CORE_PATTERN, v, sizeof(v)) > 0);
+		CHECK_STREQ(v, "|/x \\\\n \\x1b]0;t\\x07 \\xff\\xc0 caf\xc3\xa9");
+	}
 	CHECK_EQ_INT(coredam_status_parse(text, &back), COREDAM_STATUS_N_FIELDS);
 	CHECK_EQ_INT(back.space_below, 0);
 	CHECK_EQ_INT(back.agent_pid, 0);
