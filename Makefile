@@ -50,8 +50,8 @@ $(GUEST_BIN)/%: tests/guest/%.c tests/guest/pattern.h | deps
 # systemd-sysctl look for packaged ones; cgconfig.conf and the
 # systemd-coredump sysctl file are examples (docs/deployment.md says when
 # to use them). install and uninstall install no Debian package: building
-# needs gcc, make, pkg-config, libsystemd-dev and libzstd-dev
-# (docs/deployment.md).
+# needs gcc, make, pkg-config, libsystemd-dev, libzstd-dev and
+# libjansson-dev (docs/deployment.md).
 PREFIX     ?= /usr
 SYSCONFDIR ?= /etc
 LIBEXECDIR ?= $(PREFIX)/libexec

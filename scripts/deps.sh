@@ -9,7 +9,7 @@ set -euo pipefail
 PACKAGES=(
 	gcc make flex bison bc perl libelf-dev libssl-dev cpio xz-utils
 	busybox-static qemu-system-x86 e2fsprogs python3 python3-pytest
-	linux-source-6.12 libsystemd-dev libzstd-dev pkg-config
+	linux-source-6.12 libsystemd-dev libzstd-dev libjansson-dev pkg-config
 	clang libclang-rt-14-dev debootstrap ccache
 )
 for group in "$@"; do
