@@ -9,9 +9,9 @@
  * Properties: a destination found is absolute and free of '%' specifiers;
  * a sanitized name is 1 to 15 characters of [A-Za-z0-9._-], not starting
  * with '.'; a core name holds no '/'; the metadata is printable ASCII with
- * well-formed string escapes; an escaped name is valid UTF-8 with no
- * control character (and, as a log word, no space or '"', and exactly one
- * journal field).
+ * well-formed string escapes, and parses back to the name it was given;
+ * an escaped name is valid UTF-8 with no control character (and, as a log
+ * word, no space or '"', and exactly one journal field).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 
 #include "escape.h"
 #include "fuzz.h"
+#include "json-util.h"
 #include "meta.h"
 #include "pipe-args.h"
 #include "sysctl.h"
@@ -109,6 +110,7 @@ static void check_meta(const char *s)
 	struct coredam_core_meta m = {
 		.core = s, .pid = 1, .comm = s, .compression = "zstd", .rlimit = UINT64_MAX, .cgroup = s,
 	};
+	json_auto_t *doc = NULL, *want = NULL;
 	static char buf[16384];
 	int r;
 
@@ -117,6 +119,10 @@ static void check_meta(const char *s)
 		return;
 	FUZZ_CHECK(r > 0 && (size_t)r == strlen(buf));
 	check_json(buf, (size_t)r);
+	/* it parses, and the name reads back as given (a byte that is not UTF-8 as its Latin-1 character) */
+	doc = json_loads(buf, 0, NULL);
+	want = coredam_json_text(s);
+	FUZZ_CHECK(doc && want && json_equal(json_object_get(doc, "comm"), want));
 }
 
 static void check_escape(const char *s)

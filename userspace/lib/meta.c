@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "escape.h"
+#include "json-util.h"
 #include "meta.h"
 #include "macro.h"
 #include "fileio.h"
@@ -75,40 +76,55 @@ int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s)
 	return 0;
 }
 
-void strbuf_json(struct strbuf *sb, const char *s)
+/* Who crashed: the first half of the metadata. */
+static int meta_process(json_t *o, const struct coredam_core_meta *m)
 {
-	if (!sb->err)
-		sb->err = coredam_json_string(sb->buf, sb->size, &sb->len, s);
+	int r = 0;
+
+	r |= json_object_set_new(o, "core", coredam_json_text(m->core ?: ""));
+	r |= json_object_set_new(o, "pid", json_integer(m->pid));
+	r |= json_object_set_new(o, "uid", json_integer(m->uid));
+	r |= json_object_set_new(o, "gid", json_integer(m->gid));
+	r |= json_object_set_new(o, "signal", json_integer(m->signal));
+	r |= json_object_set_new(o, "time", coredam_json_u64(m->time));
+	r |= json_object_set_new(o, "comm", coredam_json_text(m->comm ?: ""));
+	r |= json_object_set_new(o, "size", coredam_json_u64(m->size));
+	r |= json_object_set_new(o, "disk_size", coredam_json_u64(m->disk_size));
+	r |= json_object_set_new(o, "compression", coredam_json_text(m->compression ?: ""));
+	return r;
+}
+
+/* How it was stored: the second half. */
+static int meta_storing(json_t *o, const struct coredam_core_meta *m)
+{
+	int r = 0;
+
+	r |= json_object_set_new(o, "truncated", json_boolean(m->truncated));
+	r |= json_object_set_new(o, "rlimit", m->rlimit == UINT64_MAX ? json_null() : coredam_json_u64(m->rlimit));
+	r |= json_object_set_new(o, "dumpable", m->dumpable < 0 ? json_null() : json_integer(m->dumpable));
+	r |= json_object_set_new(o, "ticket", coredam_json_u64(m->ticket));
+	r |= json_object_set_new(o, "waited_ms", coredam_json_u64(m->waited_ms));
+	r |= json_object_set_new(o, "write_ms", coredam_json_u64(m->write_ms));
+	r |= json_object_set_new(o, "arrived_usec", coredam_json_u64(m->arrived_usec));
+	r |= json_object_set_new(o, "admitted_usec", coredam_json_u64(m->admitted_usec));
+	r |= json_object_set_new(o, "done_usec", coredam_json_u64(m->done_usec));
+	r |= json_object_set_new(o, "cgroup", coredam_json_text(m->cgroup ?: ""));
+	return r;
 }
 
 int coredam_meta_format(const struct coredam_core_meta *m, char *buf, size_t size)
 {
-	struct strbuf sb = STRBUF_INIT(buf, size);
+	json_auto_t *o = json_object();
+	int n;
 
-	strbuf_printf(&sb, "{\"core\": ");
-	strbuf_json(&sb, m->core ?: "");
-	strbuf_printf(&sb, ", \"pid\": %d, \"uid\": %u, \"gid\": %u, \"signal\": %d, \"time\": %" PRIu64
-		      ", \"comm\": ", (int)m->pid, (unsigned)m->uid, (unsigned)m->gid, m->signal, m->time);
-	strbuf_json(&sb, m->comm ?: "");
-	strbuf_printf(&sb, ", \"size\": %" PRIu64 ", \"disk_size\": %" PRIu64 ", \"compression\": ", m->size,
-		      m->disk_size);
-	strbuf_json(&sb, m->compression ?: "");
-	strbuf_printf(&sb, ", \"truncated\": %s, \"rlimit\": ", m->truncated ? "true" : "false");
-	if (m->rlimit == UINT64_MAX)
-		strbuf_printf(&sb, "null");
-	else
-		strbuf_printf(&sb, "%" PRIu64, m->rlimit);
-	if (m->dumpable < 0)
-		strbuf_printf(&sb, ", \"dumpable\": null");
-	else
-		strbuf_printf(&sb, ", \"dumpable\": %d", m->dumpable);
-	strbuf_printf(&sb, ", \"ticket\": %" PRIu64 ", \"waited_ms\": %" PRIu64 ", \"write_ms\": %" PRIu64
-		      ", \"arrived_usec\": %" PRIu64 ", \"admitted_usec\": %" PRIu64 ", \"done_usec\": %" PRIu64
-		      ", \"cgroup\": ", m->ticket, m->waited_ms, m->write_ms, m->arrived_usec, m->admitted_usec,
-		      m->done_usec);
-	strbuf_json(&sb, m->cgroup ?: "");
-	strbuf_printf(&sb, "}\n");
-	return strbuf_done(&sb);
+	if (!o || meta_process(o, m) < 0 || meta_storing(o, m) < 0)
+		return -ENOMEM;
+	n = coredam_json_dumpb(o, 0, buf, size > 0 ? size - 1 : 0);
+	if (n < 0)
+		return n;
+	buf[n++] = '\n';	/* one line, one object */
+	buf[n] = '\0';
+	return n;
 }
 
 int coredam_meta_write_at(int dirfd, const char *name, const char *text, mode_t mode)

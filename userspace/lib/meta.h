@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The metadata coredam-pipe stores beside each core: "<core>.json", one
- * JSON object. Strings from the crashed process are escaped, never trusted.
+ * JSON object on one line. Strings from the crashed process are escaped,
+ * never trusted.
  */
 #ifndef COREDAM_META_H
 #define COREDAM_META_H
@@ -44,9 +45,14 @@ struct coredam_core_meta {
  */
 int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s);
 
-/* coredam_json_string() appended to @sb. */
-void strbuf_json(struct strbuf *sb, const char *s);
-
+/*
+ * @m as one line: a JSON object (keys in a fixed order, which tests and
+ * the agent's renaming of cores rely on) and a newline. Strings go
+ * through coredam_json_text(): whatever bytes they hold, the line is
+ * valid JSON in printable ASCII, a byte that is not UTF-8 spelt \u00NN
+ * (its Latin-1 reading). Its length; -ENOBUFS when it does not fit in
+ * @size, -ENOMEM.
+ */
 int coredam_meta_format(const struct coredam_core_meta *m, char *buf, size_t size);
 
 /*

@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 
 #include "elfcore.h"
+#include "json-util.h"
 #include "meta.h"
 #include "pipe-writer.h"
 #include "space.h"
@@ -226,6 +227,21 @@ static int rename_incomplete(int dirfd, const char *name, char *ret_new, size_t 
 	return -EEXIST;
 }
 
+/* The start of coredam-pipe's metadata of core @name: {"core": "NAME" */
+static int sidecar_head(const char *name, char *buf, size_t size)
+{
+	json_auto_t *j = coredam_json_text(name);
+	int r, n;
+
+	if (!j)
+		return -ENOMEM;
+	r = xsnprintf(buf, size, "{\"core\": ");
+	if (r < 0)
+		return r;
+	n = coredam_json_dumpb(j, JSON_ENCODE_ANY, buf + r, size - (size_t)r);
+	return n < 0 ? n : r + n;
+}
+
 /*
  * coredam-pipe's metadata NAME.json beside a core the agent renamed to
  * @newname: rewritten as @newname.json saying so ("core" the new name,
@@ -238,7 +254,7 @@ static int move_sidecar(int dirfd, const char *name, const char *newname)
 {
 	_cleanup_close_ int fd = -1;
 	char old[NAME_MAX + 1], new[NAME_MAX + 1], text[16384], out[16384], *tail, *t;
-	size_t pos = 0;
+	size_t pos;
 	struct stat st;
 	ssize_t n;
 	int r;
@@ -257,21 +273,17 @@ static int move_sidecar(int dirfd, const char *name, const char *newname)
 		return -errno;
 	text[n] = '\0';
 	/* {"core": "<name>", ... "truncated": false, ...}, as coredam_meta_format() writes it */
-	r = xsnprintf(out, sizeof(out), "{\"core\": ");
+	r = sidecar_head(name, out, sizeof(out));
+	if (r < 0)
+		return r;
+	if (strncmp(text, out, (size_t)r) != 0)
+		return -EMEDIUMTYPE;
+	tail = text + r;
+	t = strstr(tail, "\"truncated\": false,");
+	r = sidecar_head(newname, out, sizeof(out));
 	if (r < 0)
 		return r;
 	pos = (size_t)r;
-	r = coredam_json_string(out, sizeof(out), &pos, name);
-	if (r < 0)
-		return r;
-	if (strncmp(text, out, pos) != 0)
-		return -EMEDIUMTYPE;
-	tail = text + pos;
-	t = strstr(tail, "\"truncated\": false,");
-	pos = (size_t)xsnprintf(out, sizeof(out), "{\"core\": ");
-	r = coredam_json_string(out, sizeof(out), &pos, newname);
-	if (r < 0)
-		return r;
 	if (t)
 		r = xsnprintf(out + pos, sizeof(out) - pos, "%.*s\"truncated\": true,%s", (int)(t - tail), tail,
 			      t + strlen("\"truncated\": false,"));

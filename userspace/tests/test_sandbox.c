@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "meta.h"
 #include "sandbox.h"
 #include "test.h"
 #include "macro.h"
@@ -73,6 +74,15 @@ static void inside(int dest, const char *state, const char *outside)
 	snprintf(path, sizeof(path), "%s/stats", state);
 	CHECK_EQ_INT(open_errno(AT_FDCWD, path, O_RDWR | O_CREAT), 0);
 	CHECK_EQ_INT(write_file_atomic_at(dest, "core.1.json", "{}\n", 3, 0640), 0);
+	/* the metadata, through jansson, as the helper writes it once confined */
+	{
+		struct coredam_core_meta m = { .core = "core.2", .comm = "x\xff", .compression = "none",
+					       .rlimit = UINT64_MAX, .cgroup = "/coredump.slice" };
+		char text[1024];
+
+		CHECK(coredam_meta_format(&m, text, sizeof(text)) > 0);
+		CHECK_EQ_INT(coredam_meta_write_at(dest, "core.2.json", text, 0640), 0);
+	}
 
 	/* what a compromised helper must not */
 	CHECK_EQ_INT(open_errno(AT_FDCWD, outside, O_WRONLY | O_CREAT), EROFS);
