@@ -2,122 +2,174 @@
 /* coredamctl status [--json] */
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 
 #include "ctl.h"
 #include "escape.h"
-#include "meta.h"
+#include "json-util.h"
+#include "log.h"
 #include "macro.h"
 #include "parse-util.h"
 
-/* @s as a JSON string: valid UTF-8, every control character escaped */
-static void json_str(FILE *f, const char *s)
+/* @o, or NULL (and @o released) when building it failed */
+static json_t *built(json_t *o, int r)
 {
-	size_t size = 6 * strlen(s) + 3, pos = 0;
-	_cleanup_free_ char *buf = malloc(size);
+	if (r < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
 
-	if (buf && coredam_json_string(buf, size, &pos, s) == 0)
-		fputs(buf, f);
-	else
-		fputs("null", f);
+/* "kernel": which of the kernel's coredump knobs there are */
+static json_t *kernel_json(const struct coredam_kernel_support *k)
+{
+	const struct {
+		const char *name;
+		bool v;
+	} knobs[] = {
+		{ "supported", coredam_kernel_full(k) }, { "core_cgroup", k->core_cgroup },
+		{ "core_max_concurrency", k->core_max_concurrency }, { "core_max_waiting", k->core_max_waiting },
+		{ "core_wait_timeout_ms", k->core_wait_timeout_ms },
+		{ "core_writeback_window", k->core_writeback_window }, { "core_dump_stats", k->core_dump_stats },
+	};
+	json_t *o = json_object();
+	int r = o ? 0 : -1;
+
+	for (size_t i = 0; i < ELEMENTSOF(knobs) && o; i++)
+		r |= json_object_set_new(o, knobs[i].name, json_boolean(knobs[i].v));
+	return built(o, r);
 }
 
 /* "agent": running, and what it said (numbers, then strings), or why it did not */
-static void print_json_agent(const struct ctl_status *s)
+static json_t *agent_json(const struct ctl_status *s)
 {
-	static const enum coredam_status_field num[] = {
+	static const enum coredam_status_field shown[] = {
 		COREDAM_STATUS_AGENT_PID, COREDAM_STATUS_WRITE_BPS, COREDAM_STATUS_READ_BPS,
 		COREDAM_STATUS_CONCURRENCY, COREDAM_STATUS_QUEUE_CAP, COREDAM_STATUS_WAIT_TIMEOUT_MS,
 		COREDAM_STATUS_FLOOR_BPS, COREDAM_STATUS_CEILING_BPS, COREDAM_STATUS_BUSY_CEILING_BPS,
 		COREDAM_STATUS_FOREGROUND_PRESSURE, COREDAM_STATUS_SPACE_BELOW, COREDAM_STATUS_FREE_BYTES,
 		COREDAM_STATUS_FLOOR_BYTES, COREDAM_STATUS_BUDGET_CHANGES, COREDAM_STATUS_RELOADS,
-		COREDAM_STATUS_RELOAD_FAILURES,
+		COREDAM_STATUS_RELOAD_FAILURES, COREDAM_STATUS_MODE, COREDAM_STATUS_CONFIG,
+		COREDAM_STATUS_LAST_RELOAD, COREDAM_STATUS_DESTINATION,
 	};
-	const struct coredam_status *a = &s->agent;
-	const struct {
-		enum coredam_status_field f;
-		const char *v;
-	} str[] = {
-		{ COREDAM_STATUS_MODE, a->mode }, { COREDAM_STATUS_CONFIG, a->config },
-		{ COREDAM_STATUS_LAST_RELOAD, a->last_reload }, { COREDAM_STATUS_DESTINATION, a->destination },
-	};
-	char v[32];
+	json_t *o = json_object();
+	int r;
 
-	printf(",\n  \"agent\": {\"running\": %s", s->agent_running ? "true" : "false");
-	if (!s->agent_running) {
-		printf(", \"error\": ");
-		json_str(stdout, s->agent_error);
-		return;
-	}
-	for (size_t i = 0; i < ELEMENTSOF(num); i++)
-		if (coredam_status_value(a, num[i], v, sizeof(v)) >= 0)
-			printf(", \"%s\": %s", coredam_status_key(num[i]), v);
-	for (size_t i = 0; i < ELEMENTSOF(str); i++)
-		if (coredam_status_has(a, str[i].f)) {
-			printf(", \"%s\": ", coredam_status_key(str[i].f));
-			json_str(stdout, str[i].v);
-		}
+	if (!o)
+		return NULL;
+	r = json_object_set_new(o, "running", json_boolean(s->agent_running));
+	if (!s->agent_running)
+		return built(o, r | json_object_set_new(o, "error", coredam_json_text(s->agent_error)));
+	for (size_t i = 0; i < ELEMENTSOF(shown); i++)
+		if (coredam_status_has(&s->agent, shown[i]))
+			r |= json_object_set_new(o, coredam_status_key(shown[i]),
+						 coredam_status_json(&s->agent, shown[i]));
+	return built(o, r);
 }
 
-static void print_json(struct ctl *c, struct ctl_status *s)
+/* the non-empty lines of @text, each a string */
+static json_t *lines_json(const char *text)
 {
-	char v[PATH_MAX];
-	bool first = true;
+	json_t *a = json_array();
+	int r = a ? 0 : -1;
 
-	printf("{\n  \"kernel\": {\"supported\": %s, \"core_cgroup\": %s, \"core_max_concurrency\": %s, "
-	       "\"core_max_waiting\": %s, \"core_wait_timeout_ms\": %s, \"core_writeback_window\": %s, "
-	       "\"core_dump_stats\": %s},\n",
-	       coredam_kernel_full(&s->kern) ? "true" : "false", s->kern.core_cgroup ? "true" : "false",
-	       s->kern.core_max_concurrency ? "true" : "false", s->kern.core_max_waiting ? "true" : "false",
-	       s->kern.core_wait_timeout_ms ? "true" : "false", s->kern.core_writeback_window ? "true" : "false",
-	       s->kern.core_dump_stats ? "true" : "false");
-	printf("  \"core_pattern\": ");
-	json_str(stdout, s->core_pattern);
-	print_json_agent(s);
-	printf("},\n  \"cgroup\": ");
-	json_str(stdout, s->cgroup);
-	printf(",\n  \"io_max\": [");
-	for (const char *p = s->io_max; *p;) {
+	for (const char *p = text; *p && a;) {
 		size_t len = strcspn(p, "\n");
+		_cleanup_free_ char *line = strndup(p, len);
 
-		if (len) {
-			snprintf(v, sizeof(v), "%.*s", (int)len, p);
-			printf("%s", first ? "" : ", ");
-			json_str(stdout, v);
-			first = false;
-		}
+		if (len)
+			r |= json_array_append_new(a, line ? coredam_json_text(line) : NULL);
 		p += len;
 		if (*p)
 			p++;
 	}
-	printf("],\n  \"memory_high\": ");
-	json_str(stdout, s->memory_high);
-	printf(",\n  \"counters\": ");
-	if (s->have_stats) {
-		printf("{\"source\": \"%s\"", s->stats_from_pipe ? "coredam-pipe" : "kernel");
-		for (int i = 0; i < COREDAM_STATS_N; i++)
-			printf(", \"%s\": %" PRIu64, coredam_stat_names[i], s->stats.v[i]);
-		printf("}");
-	} else {
-		printf("null");
+	return built(a, r);
+}
+
+/* "counters": the kernel's or the pipe helper's, under the kernel's names; null when none */
+static json_t *counters_json(const struct ctl_status *s)
+{
+	json_t *o;
+	int r;
+
+	if (!s->have_stats)
+		return json_null();
+	o = json_object();
+	if (!o)
+		return NULL;
+	r = json_object_set_new(o, "source", json_string(s->stats_from_pipe ? "coredam-pipe" : "kernel"));
+	for (int i = 0; i < COREDAM_STATS_N; i++)
+		r |= json_object_set_new(o, coredam_stat_names[i], coredam_json_u64(s->stats.v[i]));
+	return built(o, r);
+}
+
+/* "pipe_helper": coredam-pipe's own counters; null when they are not the source */
+static json_t *pipe_json(const struct ctl_status *s)
+{
+	json_t *o;
+	int r = 0;
+
+	if (!s->stats_from_pipe)
+		return json_null();
+	o = json_object();
+	if (!o)
+		return NULL;
+	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
+		r |= json_object_set_new(o, coredam_pipe_stat_names[i], coredam_json_u64(s->pipe.v[i]));
+	return built(o, r);
+}
+
+/* "dumps": one object per dump in progress; the rate in whole bytes/s */
+static json_t *dumps_json(const struct ctl_status *s)
+{
+	json_t *a = json_array();
+	int r = a ? 0 : -1;
+
+	for (size_t i = 0; i < s->n_dumps && a; i++) {
+		const struct coredam_dump *d = &s->dumps[i];
+		json_t *o = json_object();
+		int ro = o ? 0 : -1;
+
+		if (o) {
+			ro |= json_object_set_new(o, "pid", json_integer(d->pid));
+			ro |= json_object_set_new(o, "exe", coredam_json_text(d->exe[0] ? d->exe : d->comm));
+			ro |= json_object_set_new(o, "state", json_string(coredam_dump_state_str(d->state)));
+			ro |= json_object_set_new(o, "bytes", coredam_json_u64(d->write_bytes));
+			ro |= json_object_set_new(o, "rate_bps", json_integer((json_int_t)nearbyint(s->rates[i])));
+		}
+		r |= json_array_append_new(a, built(o, ro));
 	}
-	printf(",\n  \"pipe_helper\": ");
-	if (s->stats_from_pipe) {
-		printf("{");
-		for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
-			printf("%s\"%s\": %" PRIu64, i ? ", " : "", coredam_pipe_stat_names[i], s->pipe.v[i]);
-		printf("}");
-	} else {
-		printf("null");
-	}
-	printf(",\n  \"dumps\": [");
-	for (size_t i = 0; i < s->n_dumps; i++) {
-		printf("%s\n    {\"pid\": %d, \"exe\": ", i ? "," : "", (int)s->dumps[i].pid);
-		json_str(stdout, s->dumps[i].exe[0] ? s->dumps[i].exe : s->dumps[i].comm);
-		printf(", \"state\": \"%s\", \"bytes\": %" PRIu64 ", \"rate_bps\": %.0f}",
-		       coredam_dump_state_str(s->dumps[i].state), s->dumps[i].write_bytes, s->rates[i]);
-	}
-	printf("%s]\n}\n", s->n_dumps ? "\n  " : "");
-	(void)c;
+	return built(a, r);
+}
+
+/*
+ * One JSON object: the keys, their nesting and their types are what scripts
+ * read, and stay. Reals (the pressure) with 15 digits, so that the 4
+ * decimals the agent sends read as they were sent.
+ */
+static int print_json(struct ctl_status *s)
+{
+	json_auto_t *o = json_object();
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	r = json_object_set_new(o, "kernel", kernel_json(&s->kern));
+	r |= json_object_set_new(o, "core_pattern", coredam_json_text(s->core_pattern));
+	r |= json_object_set_new(o, "agent", agent_json(s));
+	r |= json_object_set_new(o, "cgroup", coredam_json_text(s->cgroup));
+	r |= json_object_set_new(o, "io_max", lines_json(s->io_max));
+	r |= json_object_set_new(o, "memory_high", coredam_json_text(s->memory_high));
+	r |= json_object_set_new(o, "counters", counters_json(s));
+	r |= json_object_set_new(o, "pipe_helper", pipe_json(s));
+	r |= json_object_set_new(o, "dumps", dumps_json(s));
+	if (r < 0)
+		return -ENOMEM;
+	r = coredam_json_dumpf(o, JSON_INDENT(2) | JSON_REAL_PRECISION(15), stdout);
+	if (r == 0 && putchar('\n') == EOF)
+		r = -EIO;
+	return r;
 }
 
 /* " (write 2, killed 1)": the reasons of the failed dumps that have any */
@@ -284,7 +336,7 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {} };
 	struct ctl_status s;
 	bool json = false;
-	int o;
+	int o, r = 0;
 
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "+jh", opts, NULL)) >= 0) {
@@ -299,10 +351,14 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 	if (ctl_collect(c, &s, 300) < 0)
 		return CTL_EXIT_FAIL;
 	if (json)
-		print_json(c, &s);
+		r = print_json(&s);
 	else
 		print_human(c, &s);
 	ctl_status_free(&s);
+	if (r < 0) {
+		log_error("status --json: %s", strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
 	/* as systemctl status: 3 when the agent is not running, 4 when it cannot be asked */
 	if (s.agent_running)
 		return CTL_EXIT_OK;

@@ -2,10 +2,11 @@
 /*
  * Strings from a crashed process (its executable's path, its comm, the
  * names it chose) reach log lines, terminals and JSON. Every such string
- * goes through one of these, so that it cannot end a log record and forge
- * the next one, send escape sequences to a terminal, or break a JSON
- * document. Printable ASCII and valid UTF-8 pass unchanged (but for the
- * few characters each form must quote), so ordinary paths read as before.
+ * goes through one of these (or, into JSON, coredam_json_text()), so that
+ * it cannot end a log record and forge the next one, send escape
+ * sequences to a terminal, or break a JSON document. Printable ASCII and
+ * valid UTF-8 pass unchanged (but for the few characters each form must
+ * quote), so ordinary paths read as before.
  */
 #ifndef COREDAM_ESCAPE_H
 #define COREDAM_ESCAPE_H

@@ -1,80 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "escape.h"
 #include "json-util.h"
 #include "meta.h"
 #include "macro.h"
 #include "fileio.h"
 #include "string-util.h"
-
-int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s)
-{
-	size_t o = *pos;
-
-#define PUT(c)                          \
-	do {                            \
-		if (o + 1 >= size)      \
-			return -ENOBUFS; \
-		buf[o++] = (c);         \
-	} while (0)
-#define PUTU(u)                                          \
-	do {                                             \
-		static const char hex[] = "0123456789abcdef"; \
-		PUT('\\');                                    \
-		PUT('u');                                \
-		PUT(hex[((u) >> 12) & 15]);              \
-		PUT(hex[((u) >> 8) & 15]);               \
-		PUT(hex[((u) >> 4) & 15]);               \
-		PUT(hex[(u) & 15]);                      \
-	} while (0)
-
-	PUT('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = coredam_utf8_len(p);
-		uint32_t cp;
-
-		if (*p == '"' || *p == '\\') {
-			PUT('\\');
-			PUT((char)*p++);
-			continue;
-		}
-		if (n == 1 && *p >= 0x20 && *p != 0x7f) {
-			PUT((char)*p++);
-			continue;
-		}
-		if (n == 0) {
-			/* not UTF-8: the byte's Latin-1 reading, so that nothing is lost */
-			cp = *p;
-			n = 1;
-		} else {
-			/* a control character, or any other character outside ASCII */
-			static const uint8_t lead_bits[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
-
-			cp = p[0] & lead_bits[n];
-			for (size_t i = 1; i < n; i++)
-				cp = cp << 6 | (p[i] & 0x3f);
-		}
-		p += n;
-		if (cp >= 0x10000) {
-			/* a surrogate pair, as JSON spells characters beyond the BMP */
-			cp -= 0x10000;
-			PUTU(0xd800 | (cp >> 10));
-			PUTU(0xdc00 | (cp & 0x3ff));
-		} else {
-			PUTU(cp);
-		}
-	}
-	PUT('"');
-#undef PUT
-#undef PUTU
-	buf[o] = '\0';
-	*pos = o;
-	return 0;
-}
 
 /* Who crashed: the first half of the metadata. */
 static int meta_process(json_t *o, const struct coredam_core_meta *m)

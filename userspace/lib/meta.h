@@ -12,8 +12,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "string-util.h"
-
 struct coredam_core_meta {
 	const char *core;		/* file name in the destination */
 	pid_t pid;
@@ -34,16 +32,6 @@ struct coredam_core_meta {
 	uint64_t write_ms;
 	const char *cgroup;		/* the helper's cgroup while writing */
 };
-
-/*
- * Append @s to @buf as a JSON string (quotes included); -ENOBUFS if it does
- * not fit. The result is printable ASCII, so always valid UTF-8 whatever
- * @s holds: control characters (C0, DEL, C1) and every other character
- * outside ASCII become \uXXXX (a surrogate pair beyond U+FFFF), and a byte
- * that is not valid UTF-8 becomes \u00XX, its Latin-1 reading, so that
- * nothing is lost. At most 6 bytes per input byte, plus 2 quotes and a NUL.
- */
-int coredam_json_string(char *buf, size_t size, size_t *pos, const char *s);
 
 /*
  * @m as one line: a JSON object (keys in a fixed order, which tests and

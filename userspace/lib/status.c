@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "escape.h"
+#include "json-util.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "status.h"
@@ -117,6 +118,28 @@ void coredam_status_format(const struct coredam_status *s, struct strbuf *sb)
 		format_value(&fields[i], s, sb);
 		strbuf_printf(sb, "\n");
 	}
+}
+
+json_t *coredam_status_json(const struct coredam_status *s, enum coredam_status_field f)
+{
+	const void *p;
+
+	if ((unsigned int)f >= ELEMENTSOF(fields) || !coredam_status_has(s, f))
+		return NULL;
+	p = (const char *)s + fields[f].offset;
+	switch (fields[f].kind) {
+	case KIND_INT:
+		return json_integer(*(const int *)p);
+	case KIND_U64:
+		return coredam_json_u64(*(const uint64_t *)p);
+	case KIND_DOUBLE:
+		return json_real(*(const double *)p);
+	case KIND_STR:
+		return coredam_json_text(p);
+	case KIND_DEVICES:
+		break;
+	}
+	return NULL;
 }
 
 /* "8:0 sda disk": three words, the last two escaped; words after them are a newer daemon's */

@@ -109,6 +109,14 @@ void coredam_status_format(const struct coredam_status *s, struct strbuf *sb);
 int coredam_status_value(const struct coredam_status *s, enum coredam_status_field f, char *buf, size_t size);
 
 /*
+ * The value of field @f for JSON: an integer, a real (the pressure) or a
+ * string (through coredam_json_text()); NULL when @s does not have it,
+ * for the devices, or when out of memory.
+ */
+struct json_t;
+struct json_t *coredam_status_json(const struct coredam_status *s, enum coredam_status_field f);
+
+/*
  * Fill *ret from @text, "key=value" lines (other lines, such as the
  * answer's "OK", are skipped). A key met twice keeps its first value; a
  * number that does not parse, or a device line that does not, counts as

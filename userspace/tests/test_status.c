@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "control.h"
+#include "json-util.h"
 #include "status.h"
 #include "test.h"
 #include "macro.h"
@@ -140,4 +141,25 @@ TEST(status_hostile_strings)
 	CHECK_EQ_INT(back.space_below, 0);
 	CHECK_EQ_INT(back.agent_pid, 0);
 	CHECK(memcmp(&s, &back, sizeof(s)) == 0);
+}
+
+/* For status --json: each field with its JSON type, nothing for what is absent. */
+TEST(status_json_types)
+{
+	static struct coredam_status s;
+	json_auto_t *pid = NULL, *bps = NULL, *pressure = NULL, *mode = NULL, *none = NULL;
+
+	coredam_status_parse("agent_pid=7\nwrite_bps=18446744073709551615\nforeground_pressure=0.5000\n"
+			     "mode=fix\\xffed\ndevice=8:0 sda disk\n", &s);
+	pid = coredam_status_json(&s, COREDAM_STATUS_AGENT_PID);
+	bps = coredam_status_json(&s, COREDAM_STATUS_WRITE_BPS);
+	pressure = coredam_status_json(&s, COREDAM_STATUS_FOREGROUND_PRESSURE);
+	mode = coredam_status_json(&s, COREDAM_STATUS_MODE);
+	none = coredam_status_json(&s, COREDAM_STATUS_READ_BPS);
+	CHECK(json_is_integer(pid) && json_integer_value(pid) == 7);
+	CHECK(json_is_real(bps));	/* beyond jansson's signed integers: still a number */
+	CHECK(json_is_real(pressure) && json_real_value(pressure) == 0.5);
+	CHECK(json_is_string(mode) && strcmp(json_string_value(mode), "fix\xc3\xbf" "ed") == 0);
+	CHECK(none == NULL);
+	CHECK(coredam_status_json(&s, COREDAM_STATUS_DEVICES) == NULL);
 }
