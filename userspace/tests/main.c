@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,26 @@ void test_register(const char *name, void (*fn)(void))
 {
 	if (n_tests < ELEMENTSOF(tests))
 		tests[n_tests++] = (struct test){ name, fn };
+}
+
+const char *test_errno_str(long long r, char *buf, size_t size)
+{
+	const char *name = NULL;
+
+	if (r >= 0 || r < -INT_MAX) {
+		snprintf(buf, size, r >= 0 ? "%lld" : "%lld (not an errno)", r);
+		return buf;
+	}
+#ifdef __GLIBC__
+#if __GLIBC_PREREQ(2, 32)
+	name = strerrorname_np((int)-r);
+#endif
+#endif
+	if (name)
+		snprintf(buf, size, "-%s (%s)", name, strerror((int)-r));
+	else
+		snprintf(buf, size, "%lld (%s)", r, strerror((int)-r));
+	return buf;
 }
 
 const char *tmp_root(void)

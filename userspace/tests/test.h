@@ -51,6 +51,38 @@ extern int test_failed_checks;
 		}                                                              \
 	} while (0)
 
+/*
+ * For the functions that return 0 (or a non-negative value) on success and
+ * -errno on failure: a failure names the errno that came back.
+ */
+const char *test_errno_str(long long r, char *buf, size_t size);	/* "-ENOENT (No such file or directory)" */
+
+#define CHECK_OK(expr)                                                         \
+	do {                                                                   \
+		long long _r = (long long)(expr);                              \
+		if (_r < 0) {                                                  \
+			char _b[128];                                          \
+			fprintf(stderr, "  %s:%d: CHECK_OK(%s) failed: %s\n",  \
+				__FILE__, __LINE__, #expr,                     \
+				test_errno_str(_r, _b, sizeof(_b)));           \
+			test_failed_checks++;                                  \
+		}                                                              \
+	} while (0)
+
+/* @expr returns exactly @err, a -errno. */
+#define CHECK_ERRNO(expr, err)                                                 \
+	do {                                                                   \
+		long long _r = (long long)(expr), _e = (long long)(err);       \
+		if (_r != _e) {                                                \
+			char _b[128], _be[128];                                \
+			fprintf(stderr, "  %s:%d: %s == %s, expected %s\n",    \
+				__FILE__, __LINE__, #expr,                     \
+				test_errno_str(_r, _b, sizeof(_b)),            \
+				test_errno_str(_e, _be, sizeof(_be)));         \
+			test_failed_checks++;                                  \
+		}                                                              \
+	} while (0)
+
 /* Fake trees under a fresh temporary directory. */
 const char *tmp_root(void);			/* created once per test */
 void mkfile(const char *rel, const char *content);	/* parents created */
