@@ -172,7 +172,7 @@ TEST(admission_and_space_guard)
 		CHECK(coredam_space_check(&c, tmp_root(), &sp) == 0 && sp.below && sp.total_bytes > 0);
 		CHECK(fd >= 0 && coredam_space_check_fd(&c, fd, &by_fd) == 0);
 		CHECK(by_fd.below && by_fd.total_bytes == sp.total_bytes && by_fd.floor_bytes == sp.floor_bytes);
-		CHECK(coredam_space_check_fd(&c, -1, &by_fd) == -EBADF);
+		CHECK_ERRNO(coredam_space_check_fd(&c, -1, &by_fd), -EBADF);
 		if (fd >= 0)
 			close(fd);
 	}

@@ -13,11 +13,11 @@ TEST(io_max_format_parse)
 
 	CHECK(coredam_io_limit_format(&l, buf, sizeof(buf)) > 0);
 	CHECK_STREQ(buf, "8:0 rbps=max wbps=10000000 riops=max wiops=max");
-	CHECK(coredam_io_limit_parse(buf, &p) == 0);
+	CHECK_OK(coredam_io_limit_parse(buf, &p));
 	CHECK(memcmp(&l, &p, sizeof(l)) == 0);
-	CHECK(coredam_io_limit_parse("253:2 wiops=100", &p) == 0);
+	CHECK_OK(coredam_io_limit_parse("253:2 wiops=100", &p));
 	CHECK(p.major == 253 && p.minor == 2 && p.wiops == 100 && p.wbps == 0);
-	CHECK(coredam_io_limit_format(&l, buf, 10) == -ENOBUFS);
+	CHECK_ERRNO(coredam_io_limit_format(&l, buf, 10), -ENOBUFS);
 	CHECK(coredam_io_limit_parse("8:0 wbps=fast", &p) < 0);
 	CHECK(coredam_io_limit_parse("8 wbps=1", &p) < 0);
 	CHECK(coredam_io_limit_parse("8:0 bogus=1", &p) < 0);
@@ -30,8 +30,8 @@ TEST(io_max_file_parse)
 	struct coredam_io_limit *v = NULL;
 	size_t n = 0;
 
-	CHECK(coredam_io_max_parse("8:16 rbps=2097152 wbps=max riops=max wiops=120\n"
-				   "253:0 rbps=max wbps=30000000 riops=max wiops=max\n", &v, &n) == 0);
+	CHECK_OK(coredam_io_max_parse("8:16 rbps=2097152 wbps=max riops=max wiops=120\n"
+				      "253:0 rbps=max wbps=30000000 riops=max wiops=max\n", &v, &n));
 	CHECK_EQ_INT(n, 2);
 	if (n == 2) {
 		CHECK(v[0].major == 8 && v[0].minor == 16 && v[0].rbps == 2097152 && v[0].wiops == 120);
@@ -59,10 +59,10 @@ TEST(cgroup_create_and_enable)
 
 	fake_cgroot("cpuset cpu io memory pids\n", "io memory pids\n");
 	root = open(tpath("cg"), O_RDONLY | O_DIRECTORY);
-	CHECK(coredam_cg_open(root, "/system.slice/coredump.slice", false, &cg) == -ENOENT);
-	CHECK(coredam_cg_open(root, "/system.slice/coredump.slice", true, &cg) == 0);
+	CHECK_ERRNO(coredam_cg_open(root, "/system.slice/coredump.slice", false, &cg), -ENOENT);
+	CHECK_OK(coredam_cg_open(root, "/system.slice/coredump.slice", true, &cg));
 	CHECK(cg >= 0);
-	CHECK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f) == 0);
+	CHECK_OK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f));
 	/* a regular file takes the last write: the last rule written is "+memory" */
 	s = slurp("cg/cgroup.subtree_control");
 	CHECK(s && strcmp(s, "+memory") == 0);
@@ -76,12 +76,12 @@ TEST(cgroup_create_and_enable)
 	/* already enabled: nothing written */
 	mkfile("cg/cgroup.subtree_control", "io memory\n");
 	mkfile("cg/system.slice/cgroup.subtree_control", "memory io\n");
-	CHECK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f) == 0);
+	CHECK_OK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f));
 	s = slurp("cg/system.slice/cgroup.subtree_control");
 	CHECK(s && strcmp(s, "memory io\n") == 0);
 	free(s);
 
-	CHECK(coredam_cg_open(root, "/", true, &cg) == -EINVAL);
+	CHECK_ERRNO(coredam_cg_open(root, "/", true, &cg), -EINVAL);
 	close(cg);
 	close(root);
 }
@@ -94,13 +94,13 @@ TEST(cgroup_enable_names_parent)
 	fake_cgroot("cpu io memory\n", "cpu memory\n"); /* io not delegated to system.slice's children */
 	mkfile("cg/system.slice/cgroup.subtree_control", "memory\n");
 	root = open(tpath("cg"), O_RDONLY | O_DIRECTORY);
-	CHECK(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f) == -ENOENT);
+	CHECK_ERRNO(coredam_cg_enable_controllers(root, "/system.slice/coredump.slice", &f), -ENOENT);
 	CHECK_STREQ(f.where, "/system.slice/cgroup.subtree_control");
 	CHECK(strstr(f.msg, "\"io\"") != NULL);
 	/* missing io.max in the cgroup: name the parent lacking +io */
 	mkfile("cg/system.slice/coredump.slice/memory.high", "max\n");
 	memset(&f, 0, sizeof(f));
-	CHECK(coredam_cg_check_files(root, "/system.slice/coredump.slice", &f) == -ENOENT);
+	CHECK_ERRNO(coredam_cg_check_files(root, "/system.slice/coredump.slice", &f), -ENOENT);
 	CHECK_STREQ(f.where, "/system.slice/cgroup.subtree_control");
 	CHECK(strstr(f.msg, "lacks +io") != NULL);
 	mkfile("cg/system.slice/coredump.slice/io.max", "");
@@ -122,7 +122,7 @@ TEST(cgroup_write_io_max_one_rule_per_write)
 	 * writes at increasing offsets from one open: both rules end up in the file in order */
 	mkfile("cg/dump/io.max", "");
 	cg = open(tpath("cg/dump"), O_RDONLY | O_DIRECTORY);
-	CHECK(coredam_cg_write_io_max(cg, nw, 1, old, 2) == 0);
+	CHECK_OK(coredam_cg_write_io_max(cg, nw, 1, old, 2));
 	s = slurp("cg/dump/io.max");
 	CHECK(s && strcmp(s, "259:0 rbps=max wbps=max riops=max wiops=max"
 			     "8:0 rbps=max wbps=20000000 riops=max wiops=max") == 0);
@@ -130,9 +130,9 @@ TEST(cgroup_write_io_max_one_rule_per_write)
 	mkfile("cg/dump/io.max", "8:0 rbps=max wbps=20000000 riops=max wiops=max\n");
 	CHECK(coredam_cg_read_io_max(cg, &v, &n) == 0 && n == 1 && v[0].wbps == 20000000);
 	free(v);
-	CHECK(coredam_cg_write_memory_high(cg, 0) == -ENOENT); /* no memory.high: not created */
+	CHECK_ERRNO(coredam_cg_write_memory_high(cg, 0), -ENOENT); /* no memory.high: not created */
 	mkfile("cg/dump/memory.high", "");
-	CHECK(coredam_cg_write_memory_high(cg, 256ULL << 20) == 0);
+	CHECK_OK(coredam_cg_write_memory_high(cg, 256ULL << 20));
 	s = slurp("cg/dump/memory.high");
 	CHECK(s && strcmp(s, "268435456") == 0);
 	free(s);
@@ -168,14 +168,14 @@ TEST(proc_cgroup_parse)
 	CHECK(coredam_proc_cgroup_parse("0::/c/a\n0::/probe\n", false, big, sizeof(big)) == 0);
 	CHECK_STREQ(big, "/c/a\n0::/probe");
 	/* too long: refused, or its longest ancestor */
-	CHECK(coredam_proc_cgroup_parse("0::/aaaa/bbbb/cccccccc\n", false, buf, sizeof(buf)) == -ENOBUFS);
+	CHECK_ERRNO(coredam_proc_cgroup_parse("0::/aaaa/bbbb/cccccccc\n", false, buf, sizeof(buf)), -ENOBUFS);
 	CHECK(coredam_proc_cgroup_parse("0::/aaaa/bbbb/cccccccc\n", true, buf, sizeof(buf)) == 1);
 	CHECK_STREQ(buf, "/aaaa/bbbb");
 	CHECK(coredam_proc_cgroup_parse("0::/aaaaaaaaaaaaaaaaaaaa\n", true, buf, sizeof(buf)) == 1);
 	CHECK_STREQ(buf, "/");
-	CHECK(coredam_proc_cgroup_parse("1:name=systemd:/\n", false, big, sizeof(big)) == -ENOENT);
-	CHECK(coredam_proc_cgroup_parse("", false, big, sizeof(big)) == -ENOENT);
-	CHECK(coredam_proc_cgroup_parse("0::relative\n", false, big, sizeof(big)) == -ENOENT);
+	CHECK_ERRNO(coredam_proc_cgroup_parse("1:name=systemd:/\n", false, big, sizeof(big)), -ENOENT);
+	CHECK_ERRNO(coredam_proc_cgroup_parse("", false, big, sizeof(big)), -ENOENT);
+	CHECK_ERRNO(coredam_proc_cgroup_parse("0::relative\n", false, big, sizeof(big)), -ENOENT);
 }
 
 TEST(cgroup_path_under)
@@ -211,24 +211,24 @@ TEST(cgroup_free_subtrees)
 	root = open(tpath("fg"), O_RDONLY | O_DIRECTORY);
 	CHECK(root >= 0);
 	/* nothing held below: the cgroup itself */
-	CHECK(coredam_cg_free_subtrees(root, "/probe", held, 2, v, 8, &n) == 0);
+	CHECK_OK(coredam_cg_free_subtrees(root, "/probe", held, 2, v, 8, &n));
 	CHECK(n == 1 && strcmp(v[0], "/probe") == 0);
 	/* a service holds a dumper: its siblings, whole, and nothing of its own */
-	CHECK(coredam_cg_free_subtrees(root, "/system.slice", held, 2, v, 8, &n) == 0);
+	CHECK_OK(coredam_cg_free_subtrees(root, "/system.slice", held, 2, v, 8, &n));
 	CHECK_EQ_INT(n, 3);
 	CHECK(has_path(v, n, "/system.slice/sshd.service"));
 	CHECK(has_path(v, n, "/system.slice/db.service"));
 	CHECK(has_path(v, n, "/system.slice/apache.service/worker"));
 	/* the watched cgroup itself holds it: only what is below it */
-	CHECK(coredam_cg_free_subtrees(root, "/crashers", held, 2, v, 8, &n) == 0);
+	CHECK_OK(coredam_cg_free_subtrees(root, "/crashers", held, 2, v, 8, &n));
 	CHECK(n == 1 && strcmp(v[0], "/crashers/child") == 0);
 	/* no room for all: E2BIG, and what fitted */
-	CHECK(coredam_cg_free_subtrees(root, "/system.slice", held, 2, v, 2, &n) == -E2BIG);
+	CHECK_ERRNO(coredam_cg_free_subtrees(root, "/system.slice", held, 2, v, 2, &n), -E2BIG);
 	CHECK_EQ_INT(n, 2);
 	/* a cgroup gone meanwhile: nothing to watch, no error */
-	CHECK(coredam_cg_free_subtrees(root, "/gone", (const char *[]){ "/gone/x" }, 1, v, 8, &n) == 0);
+	CHECK_OK(coredam_cg_free_subtrees(root, "/gone", (const char *[]){ "/gone/x" }, 1, v, 8, &n));
 	CHECK_EQ_INT(n, 0);
-	CHECK(coredam_cg_free_subtrees(root, "../up", held, 2, v, 8, &n) == -EINVAL);
+	CHECK_ERRNO(coredam_cg_free_subtrees(root, "../up", held, 2, v, 8, &n), -EINVAL);
 	close(root);
 }
 
@@ -242,7 +242,7 @@ TEST(pipe_cgroup_helpers)
 	CHECK(coredam_cg2_mount(tpath("proc"), buf, sizeof(buf)) == 0);
 	CHECK_STREQ(buf, "/sys/fs/cg two");
 	mkfile("proc2/self/mountinfo", "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
-	CHECK(coredam_cg2_mount(tpath("proc2"), buf, sizeof(buf)) == -ENOENT);
+	CHECK_ERRNO(coredam_cg2_mount(tpath("proc2"), buf, sizeof(buf)), -ENOENT);
 
 	mkfile("proc/55/cgroup", "0::/coredump.slice\n");
 	CHECK(coredam_cg_of_pid(tpath("proc"), 55, buf, sizeof(buf)) == 0);
@@ -253,8 +253,8 @@ TEST(pipe_cgroup_helpers)
 		int root = open(tpath("cg"), O_RDONLY | O_DIRECTORY), cg = -1;
 		char *s;
 
-		CHECK(coredam_cg_open(root, "/coredump.slice", false, &cg) == 0);
-		CHECK(coredam_cg_attach(cg, 1234) == 0);
+		CHECK_OK(coredam_cg_open(root, "/coredump.slice", false, &cg));
+		CHECK_OK(coredam_cg_attach(cg, 1234));
 		s = slurp("cg/coredump.slice/cgroup.procs");
 		CHECK(s && strcmp(s, "1234\n") == 0);
 		free(s);

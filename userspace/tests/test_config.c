@@ -14,7 +14,7 @@ TEST(config_defaults)
 	struct coredam_error e;
 
 	/* no file, no drop-in dir: the documented defaults */
-	CHECK(coredam_config_load(tpath("none.conf"), DIRS(tpath("none.d")), &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("none.conf"), DIRS(tpath("none.d")), &c, &e));
 	CHECK_STREQ(c.cgroup, "/coredump.slice");
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_FIXED);
 	CHECK_EQ_INT(c.write_bps, 10000000);
@@ -53,7 +53,7 @@ TEST(config_good_and_every_unit)
 	       "PressureTarget=20%\nPressureWindow=2s\nStep=1M\nBackoff=0.25\nHoldIntervals=3\n"
 	       "PressureCgroups=/system.slice /user.slice\n"
 	       "[Space]\nFreeSpaceFloor=2G 10%\nMarkIncomplete=no\n");
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e));
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 	CHECK(c.require_kernel_support);
 	CHECK_EQ_INT(c.interval_usec, 500000);
@@ -97,7 +97,7 @@ TEST(config_dropin_order)
 	mkfile("c/coredam.conf.d/90-c.conf", "[Limits]\nQueueCap=\n"); /* reset to default */
 	mkfile("c/coredam.conf.d/99-ignored.conf.disabled", "garbage\n");
 	mkfile("c/coredam.conf.d/.hidden.conf", "garbage\n");
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e));
 	CHECK_EQ_INT(c.write_bps, 40000000);
 	CHECK_EQ_INT(c.concurrency, 3);
 	CHECK_EQ_INT(c.queue_cap, 64);
@@ -166,13 +166,13 @@ TEST(config_dropin_set)
 	struct coredam_error e;
 	char *s;
 
-	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Limits", "WriteBandwidth", "25M") == 0);
-	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "adaptive") == 0);
-	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Limits", "WriteBandwidth", "35M") == 0);
+	CHECK_OK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Limits", "WriteBandwidth", "25M"));
+	CHECK_OK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "adaptive"));
+	CHECK_OK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Limits", "WriteBandwidth", "35M"));
 	s = slurp("c/coredam.conf.d/50-coredamctl.conf");
 	CHECK(s && strstr(s, "[Limits]\nWriteBandwidth=35M\n") && strstr(s, "[Agent]\nMode=adaptive\n"));
 	free(s);
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e));
 	CHECK_EQ_INT(c.write_bps, 35000000);
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 }
@@ -192,15 +192,15 @@ TEST(config_zero_is_refused_where_none_is_spelled_out)
 	struct coredam_error err;
 
 	coredam_config_init(&c);
-	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "0", &err), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Limits", "WriteBandwidth", "0", &err), -ERANGE);
 	CHECK(strstr(err.msg, "WriteBandwidth=0: 0 is not allowed; max means no limit") != NULL);
 	CHECK_EQ_INT(c.write_bps, 10000000);
-	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "0", &err), -ERANGE);
-	CHECK_EQ_INT(set1(&c, "Limits", "WriteIOPS", "0", &err), -ERANGE);
-	CHECK_EQ_INT(set1(&c, "Pipe", "CoreSizeMax", "0K", &err), -ERANGE);
-	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "0", &err), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Cgroup", "MemoryHigh", "0", &err), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Limits", "WriteIOPS", "0", &err), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Pipe", "CoreSizeMax", "0K", &err), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Adaptive", "Ceiling", "0", &err), -ERANGE);
 	CHECK(strstr(err.msg, "auto means chosen by the agent") != NULL);
-	CHECK_EQ_INT(set1(&c, "Adaptive", "Floor", "0", &err), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Adaptive", "Floor", "0", &err), -ERANGE);
 	CHECK(strstr(err.msg, "must be more than 0") != NULL);
 	/* each key takes only its own word for none, and says which */
 	CHECK(set1(&c, "Adaptive", "Floor", "max", &err) < 0);
@@ -210,15 +210,15 @@ TEST(config_zero_is_refused_where_none_is_spelled_out)
 	CHECK(set1(&c, "Limits", "WriteBandwidth", "auto", &err) < 0);
 	CHECK(set1(&c, "Adaptive", "Ceiling", "max", &err) < 0);
 	/* infinity, as systemd spells it, and max */
-	CHECK_EQ_INT(set1(&c, "Limits", "WriteBandwidth", "infinity", &err), 0);
+	CHECK_OK(set1(&c, "Limits", "WriteBandwidth", "infinity", &err));
 	CHECK_EQ_INT(c.write_bps, 0);
-	CHECK_EQ_INT(set1(&c, "Cgroup", "MemoryHigh", "max", &err), 0);
+	CHECK_OK(set1(&c, "Cgroup", "MemoryHigh", "max", &err));
 	CHECK_EQ_INT(c.memory_high, 0);
-	CHECK_EQ_INT(set1(&c, "Adaptive", "Ceiling", "auto", &err), 0);
+	CHECK_OK(set1(&c, "Adaptive", "Ceiling", "auto", &err));
 	CHECK_EQ_INT(c.ceiling_bps, 0);
 	CHECK_EQ_INT(c.busy_ceiling_bps, 0);	/* auto: the floor */
 	/* where 0 means off, not none, it stays */
-	CHECK_EQ_INT(set1(&c, "Limits", "WritebackWindow", "0", &err), 0);
+	CHECK_OK(set1(&c, "Limits", "WritebackWindow", "0", &err));
 	CHECK_EQ_INT(c.writeback_window, 0);
 }
 
@@ -235,7 +235,7 @@ TEST(config_format_roundtrip)
 	       "[Limits]\nWriteBandwidth=infinity\nWriteIOPS=2K\nConcurrency=0\nWritebackWindow=0\nDumpNice=keep\n"
 	       "[Adaptive]\nFloor=5M\nCeiling=auto\nPressureTarget=12.5%\nBackoff=0.25\nLiftWhenIdle=no\n"
 	       "[Space]\nFreeSpaceFloor=2G 5%\nMarkIncomplete=no\n[Pipe]\nCoreSizeMax=max\nCompress=yes\n");
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), NULL, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("c/coredam.conf"), NULL, &c, &e));
 	CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
 	for (size_t i = 0; coredam_config_key_name(i); i++) {
 		snprintf(line, sizeof(line), "\n%s=", coredam_config_key_name(i));
@@ -248,7 +248,7 @@ TEST(config_format_roundtrip)
 	CHECK(strstr(buf, "\nWriteBandwidth=max\n") && strstr(buf, "\nPressureTarget=12.5%\n"));
 	CHECK(strstr(buf, "\nDumpNice=keep\n") && strstr(buf, "\nLiftWhenIdle=no\n"));
 	mkfile("rt.conf", buf);
-	CHECK(coredam_config_load(tpath("rt.conf"), NULL, &d, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("rt.conf"), NULL, &d, &e));
 	CHECK(coredam_config_format(&d, again, sizeof(again)) > 0);
 	CHECK_STREQ(again, buf);
 	CHECK_STREQ(d.kernel_leaf, "dumps");
@@ -283,14 +283,14 @@ TEST(config_long_lines_and_nul_bytes)
 	/* a line is one line however long: a long comment hides nothing after it */
 	snprintf(text, big + 64, "[Agent]\n# %0*dMode=adaptive\nInterval=2s\n", 10000, 0);
 	mkfile("ok.conf", text);
-	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e));
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_FIXED);
 	CHECK_EQ_INT(c.interval_usec, 2000000);
 	/* a long value (the lists take 1023 characters) on one line */
 	snprintf(text, big + 64, "[Adaptive]\nPressureCgroups=%0*d\n", 1000, 0);
 	text[strlen("[Adaptive]\nPressureCgroups=")] = '/';
 	mkfile("ok.conf", text);
-	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e));
 	CHECK_EQ_INT(strlen(c.pressure_cgroups), 1000);
 	/* past 64 KiB a line is refused, not cut */
 	snprintf(text, big + 64, "[Agent]\n# %0*d\n", (int)big, 0);
@@ -298,11 +298,11 @@ TEST(config_long_lines_and_nul_bytes)
 	free(text);
 	/* a last line without its newline counts */
 	mkfile("ok.conf", "[Agent]\nMode=adaptive");
-	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e));
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 	/* a UTF-8 byte order mark, CR LF line ends and white space around = */
 	mkfile("ok.conf", "\xef\xbb\xbf[Agent]\r\n  Mode = adaptive \r\n\t; comment\r\n[Limits]\r\nConcurrency=\t3\r\n");
-	CHECK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("ok.conf"), NULL, &c, &e));
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 	CHECK_EQ_INT(c.concurrency, 3);
 	/* what is not a section, an assignment or a comment */
@@ -313,7 +313,7 @@ TEST(config_long_lines_and_nul_bytes)
 
 	/* a NUL byte would hide the rest of its line */
 	mkfile_bytes("nul.conf", nul, sizeof(nul) - 1);
-	CHECK(coredam_config_load(tpath("nul.conf"), NULL, &c, &e) == -EINVAL);
+	CHECK_ERRNO(coredam_config_load(tpath("nul.conf"), NULL, &c, &e), -EINVAL);
 	CHECK_EQ_INT(e.line, 2);
 	CHECK(strstr(e.msg, "NUL byte") != NULL);
 }
@@ -342,7 +342,7 @@ TEST(config_dropin_layers_masks_and_lists)
 				      "PressureCgroups=/b.slice /c.slice\n");
 	(void)unlink(tpath("y/etc.d/20-masked.conf"));
 	CHECK(symlink("/dev/null", tpath("y/etc.d/20-masked.conf")) == 0);
-	CHECK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e));
 	CHECK_EQ_INT(c.concurrency, 4);
 	CHECK_EQ_INT(c.queue_cap, 64);	/* a hidden file is hidden whole, not merged */
 	CHECK_EQ_INT(c.wait_timeout_usec, 30ULL * 60 * 1000000);
@@ -353,11 +353,11 @@ TEST(config_dropin_layers_masks_and_lists)
 
 	/* an empty assignment empties a list (to its default); a keyword replaces it */
 	mkfile("y/etc.d/50-reset.conf", "[Devices]\nDevices=\nDevices=/dev/vdd\n[Adaptive]\nPressureCgroups=system\n");
-	CHECK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e));
 	CHECK_STREQ(c.devices, "/dev/vdd");
 	CHECK_STREQ(c.pressure_cgroups, "system");
 	mkfile("y/etc.d/60-after.conf", "[Adaptive]\nPressureCgroups=/d.slice\n");
-	CHECK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e) == 0);
+	CHECK_OK(coredam_config_load(tpath("y/coredam.conf"), dirs, &c, &e));
 	CHECK_STREQ(c.pressure_cgroups, "/d.slice");
 	/* --dump-config writes a list as one assignment that reads back the same */
 	{
@@ -366,7 +366,7 @@ TEST(config_dropin_layers_masks_and_lists)
 
 		CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
 		mkfile("y/dump.conf", buf);
-		CHECK(coredam_config_load(tpath("y/dump.conf"), NULL, &d, &e) == 0);
+		CHECK_OK(coredam_config_load(tpath("y/dump.conf"), NULL, &d, &e));
 		CHECK_STREQ(d.devices, c.devices);
 		CHECK_STREQ(d.pressure_cgroups, c.pressure_cgroups);
 	}
@@ -407,8 +407,8 @@ TEST(config_dropin_set_keeps_meaning)
 	for (int i = 0; i < 70; i++)
 		o += snprintf(text + o, sizeof(text) - o, "Concurrency=%d\n", i);
 	mkfile("c/coredam.conf.d/50-coredamctl.conf", text);
-	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "adaptive") == 0);
-	CHECK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e) == 0);
+	CHECK_OK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "adaptive"));
+	CHECK_OK(coredam_config_load(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &c, &e));
 	CHECK_EQ_INT(c.concurrency, 69);
 	CHECK_EQ_INT(c.mode, COREDAM_MODE_ADAPTIVE);
 
@@ -417,8 +417,8 @@ TEST(config_dropin_set_keeps_meaning)
 	memset(value, 'a', sizeof(value) - 1);
 	value[0] = '/';
 	value[sizeof(value) - 1] = '\0';
-	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Devices", "Destination", value) ==
-	      -E2BIG);
+	CHECK_ERRNO(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Devices", "Destination", value),
+		    -E2BIG);
 	{
 		char *t = slurp("c/coredam.conf.d/50-coredamctl.conf");
 
@@ -429,7 +429,7 @@ TEST(config_dropin_set_keeps_meaning)
 
 	/* a drop-in that does not parse is not rewritten */
 	mkfile("c/coredam.conf.d/50-coredamctl.conf", "[Limits]\nno equals here\n");
-	CHECK(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "fixed") == -EINVAL);
+	CHECK_ERRNO(coredam_dropin_set(tpath("c/coredam.conf.d/50-coredamctl.conf"), "Agent", "Mode", "fixed"), -EINVAL);
 }
 
 TEST(pipe_config_keys)
@@ -454,21 +454,21 @@ TEST(pipe_config_keys)
 	CHECK(coredam_config_set(&c, "Pipe", "CoreTimeMax", "forever", &err) < 0);
 	CHECK(coredam_config_set(&c, "Pipe", "SetCorePattern", "yes", &err) == 0 &&
 	      c.pipe_set_core_pattern);
-	CHECK(coredam_config_set(&c, "Pipe", "Directory", "cores", &err) == -EINVAL);
+	CHECK_ERRNO(coredam_config_set(&c, "Pipe", "Directory", "cores", &err), -EINVAL);
 	CHECK(coredam_config_set(&c, "Pipe", "CompressLevel", "0", &err) < 0);
 
 	mkfile("c.conf", "[Pipe]\nCompressLevel=20\n");
 	{
 		struct coredam_error e;
 
-		CHECK(coredam_config_load(tpath("c.conf"), NULL, &c, &e) == -EINVAL);
+		CHECK_ERRNO(coredam_config_load(tpath("c.conf"), NULL, &c, &e), -EINVAL);
 		CHECK(strstr(e.msg, "CompressLevel") != NULL && e.line == 2);
 	}
 	mkfile("d.conf", "[Pipe]\nDirectory=/var/my cores\n");
 	{
 		struct coredam_error e;
 
-		CHECK(coredam_config_load(tpath("d.conf"), NULL, &c, &e) == -EINVAL);
+		CHECK_ERRNO(coredam_config_load(tpath("d.conf"), NULL, &c, &e), -EINVAL);
 		CHECK(strstr(e.msg, "white space") != NULL);
 	}
 }

@@ -75,7 +75,7 @@ static void server_start(struct server *s)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->path, sizeof(s->path), "%s", tpath("ctl.sock"));
 	s->fd = -1;
-	CHECK(coredam_ctl_listen(s->path, &s->fd) == 0);
+	CHECK_OK(coredam_ctl_listen(s->path, &s->fd));
 	coredam_config_init(&s->cfg);
 }
 
@@ -232,7 +232,7 @@ TEST(control_slow_clients_time_out)
 	fd = client_connect(s.path);
 	CHECK(fd >= 0);
 	t0 = now_usec(CLOCK_MONOTONIC);
-	CHECK(server_serve(&s, 200, NULL) == -ETIMEDOUT);
+	CHECK_ERRNO(server_serve(&s, 200, NULL), -ETIMEDOUT);
 	CHECK(now_usec(CLOCK_MONOTONIC) - t0 < 2000000);
 	shutdown(fd, SHUT_WR);
 	client_answer(fd, buf, sizeof(buf));
@@ -251,7 +251,7 @@ TEST(control_slow_clients_time_out)
 		_exit(0);
 	}
 	t0 = now_usec(CLOCK_MONOTONIC);
-	CHECK(server_serve(&s, 300, NULL) == -ETIMEDOUT);
+	CHECK_ERRNO(server_serve(&s, 300, NULL), -ETIMEDOUT);
 	CHECK(now_usec(CLOCK_MONOTONIC) - t0 < 2000000);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
@@ -310,7 +310,7 @@ TEST(control_refuses_other_users)
 	/* with the mode opened up, SO_PEERCRED still refuses them */
 	CHECK(chmod(s.path, 0666) == 0);
 	pid = spawn_nobody(s.path, "SET bandwidth 1\n", "ERR permission denied");
-	CHECK(server_serve(&s, 1000, &uid) == -EPERM);
+	CHECK_ERRNO(server_serve(&s, 1000, &uid), -EPERM);
 	CHECK_EQ_INT(uid, NOBODY);
 	CHECK_EQ_INT(exit_code(pid), 0);
 
@@ -415,30 +415,30 @@ TEST(control_set_checks_against_the_configuration)
 	struct coredam_error err;
 
 	coredam_config_init(&c);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "25M", &err), 0);
+	CHECK_OK(coredam_ctl_apply_set(&c, "bandwidth", "25M", &err));
 	CHECK_EQ_INT(c.write_bps, 25000000);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "colour", "blue", &err), -ENOENT);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "0", &err), -ERANGE);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "colour", "blue", &err), -ENOENT);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "bandwidth", "0", &err), -ERANGE);
 	CHECK_EQ_INT(c.write_bps, 25000000);
 	/* adaptive: the fixed mode's knobs would do nothing */
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "adaptive", &err), 0);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "bandwidth", "15M", &err), -EINVAL);
+	CHECK_OK(coredam_ctl_apply_set(&c, "mode", "adaptive", &err));
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "bandwidth", "15M", &err), -EINVAL);
 	CHECK(strstr(err.msg, "in adaptive mode") != NULL);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", &err), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "concurrency", "3", &err), -EINVAL);
 	CHECK_EQ_INT(c.write_bps, 25000000);
 	/* the bounds keep their order */
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling", "20M", &err), 0);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "floor", "30M", &err), -EINVAL);
+	CHECK_OK(coredam_ctl_apply_set(&c, "ceiling", "20M", &err));
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "floor", "30M", &err), -EINVAL);
 	CHECK(strstr(err.msg, "above ceiling") != NULL);
 	CHECK_EQ_INT(c.floor_bps, 10000000);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling-when-busy", "15M", &err), 0);
+	CHECK_OK(coredam_ctl_apply_set(&c, "ceiling-when-busy", "15M", &err));
 	CHECK_EQ_INT(c.busy_ceiling_bps, 15000000);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "floor", "16M", &err), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "floor", "16M", &err), -EINVAL);
 	CHECK(strstr(err.msg, "above ceiling-when-busy") != NULL);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "ceiling-when-busy", "auto", &err), 0);
+	CHECK_OK(coredam_ctl_apply_set(&c, "ceiling-when-busy", "auto", &err));
 	CHECK_EQ_INT(c.busy_ceiling_bps, 0);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency-floor", "9", &err), -EINVAL);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "mode", "fixed", &err), 0);
-	CHECK_EQ_INT(coredam_ctl_apply_set(&c, "concurrency", "3", &err), 0);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "concurrency-floor", "9", &err), -EINVAL);
+	CHECK_OK(coredam_ctl_apply_set(&c, "mode", "fixed", &err));
+	CHECK_OK(coredam_ctl_apply_set(&c, "concurrency", "3", &err));
 	CHECK_EQ_INT(c.concurrency, 3);
 }

@@ -62,7 +62,7 @@ TEST(devices_partition_maps_to_disk)
 	struct coredam_dev_info d;
 
 	fake_tree(&r);
-	CHECK(coredam_dev_resolve_path(&r, "/boot/cores", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/boot/cores", &d));
 	CHECK(d.throttleable);
 	CHECK_EQ_INT(d.kind, COREDAM_DEV_PARTITION);
 	CHECK(d.major == 8 && d.minor == 0);
@@ -79,7 +79,7 @@ TEST(devices_dm_limits_top)
 	struct coredam_dev_info d;
 
 	fake_tree(&r);
-	CHECK(coredam_dev_resolve_path(&r, "/var/lib/systemd/coredump", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/var/lib/systemd/coredump", &d));
 	CHECK(d.throttleable);
 	CHECK_EQ_INT(d.kind, COREDAM_DEV_DM);
 	CHECK(d.major == 253 && d.minor == 0);
@@ -96,7 +96,7 @@ TEST(devices_md_limits_top)
 	struct coredam_dev_info d;
 
 	fake_tree(&r);
-	CHECK(coredam_dev_resolve_path(&r, "/var/crash", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/var/crash", &d));
 	CHECK(d.throttleable);
 	CHECK_EQ_INT(d.kind, COREDAM_DEV_MD);
 	CHECK(d.major == 9 && d.minor == 0);
@@ -110,19 +110,19 @@ TEST(devices_not_throttleable)
 	struct coredam_dev_info d;
 
 	fake_tree(&r);
-	CHECK(coredam_dev_resolve_path(&r, "/run/cores", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/run/cores", &d));
 	CHECK(!d.throttleable);
 	CHECK(strstr(d.reason, "tmpfs") != NULL);
 	/* a tmpfs over a subdirectory of an md mount: the upper mount wins */
-	CHECK(coredam_dev_resolve_path(&r, "/var/crash/tmp/x", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/var/crash/tmp/x", &d));
 	CHECK(!d.throttleable);
-	CHECK(coredam_dev_resolve_path(&r, "/srv/nfs/cores", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/srv/nfs/cores", &d));
 	CHECK(!d.throttleable);
 	CHECK(strstr(d.reason, "network") != NULL);
 	/* a prefix that is not a path component boundary does not match */
-	CHECK(coredam_dev_resolve_path(&r, "/var/crashes", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/var/crashes", &d));
 	CHECK_STREQ(d.mountpoint, "/");
-	CHECK(coredam_dev_resolve_path(&r, "relative", &d) == -EINVAL);
+	CHECK_ERRNO(coredam_dev_resolve_path(&r, "relative", &d), -EINVAL);
 	free_roots(&r);
 }
 
@@ -132,11 +132,11 @@ TEST(devices_btrfs_anon_and_escaped)
 	struct coredam_dev_info d;
 
 	fake_tree(&r);
-	CHECK(coredam_dev_resolve_path(&r, "/data/cores", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/data/cores", &d));
 	CHECK(d.throttleable);
 	CHECK(d.major == 259 && d.minor == 0);
 	CHECK_STREQ(d.name, "nvme0n1");
-	CHECK(coredam_dev_resolve_path(&r, "/my cores/../my cores/./x", &d) == 0);
+	CHECK_OK(coredam_dev_resolve_path(&r, "/my cores/../my cores/./x", &d));
 	CHECK_STREQ(d.mountpoint, "/my cores");
 	CHECK(d.major == 259 && d.minor == 0);
 	free_roots(&r);
@@ -152,6 +152,6 @@ TEST(devices_spec)
 	CHECK(coredam_dev_resolve_spec(&r, "/dev/sda1", &d) == 0 && d.major == 8 && d.minor == 0);
 	CHECK(coredam_dev_resolve_spec(&r, "/dev/mapper/vg-root", &d) == 0 && d.major == 253);
 	CHECK(coredam_dev_resolve_spec(&r, "/dev/nope", &d) < 0);
-	CHECK(coredam_dev_resolve_spec(&r, "7:7", &d) == -ENOENT);
+	CHECK_ERRNO(coredam_dev_resolve_spec(&r, "7:7", &d), -ENOENT);
 	free_roots(&r);
 }

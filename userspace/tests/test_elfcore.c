@@ -78,14 +78,14 @@ TEST(elfcore_size_from_headers)
 
 		CHECK(want == 4096 + 3 * 8192);
 		size = 0;
-		CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), 0);
+		CHECK_OK(coredam_elf_core_size(buf, sizeof(buf), &size));
 		CHECK_EQ_INT(size, want);
 		/* exactly the headers is enough; one byte less is not */
 		size_t hdrs = coredam_elf_head_want(buf, sizeof(Elf64_Ehdr));
 
 		CHECK_EQ_INT(hdrs, (is64 ? 64 + 4 * 56 : 52 + 4 * 32));
-		CHECK_EQ_INT(coredam_elf_core_size(buf, hdrs, &size), 0);
-		CHECK_EQ_INT(coredam_elf_core_size(buf, hdrs - 1, &size), -ENODATA);
+		CHECK_OK(coredam_elf_core_size(buf, hdrs, &size));
+		CHECK_ERRNO(coredam_elf_core_size(buf, hdrs - 1, &size), -ENODATA);
 	}
 }
 
@@ -96,30 +96,30 @@ TEST(elfcore_size_unknown)
 
 	/* garbage, a short header, an empty stream */
 	memset(buf, 0x5a, sizeof(buf));
-	CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	CHECK_EQ_INT(coredam_elf_head_want(buf, sizeof(buf)), sizeof(buf));
 	make_core(buf, sizeof(buf), true, false, 4);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, 10, &size), -ENODATA);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, 40, &size), -ENODATA);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, 0, &size), -ENODATA);
+	CHECK_ERRNO(coredam_elf_core_size(buf, 10, &size), -ENODATA);
+	CHECK_ERRNO(coredam_elf_core_size(buf, 40, &size), -ENODATA);
+	CHECK_ERRNO(coredam_elf_core_size(buf, 0, &size), -ENODATA);
 	CHECK_EQ_INT(size, 42);
 
 	/* extended numbering: the count is in a section header the stream's start may not hold */
 	put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, PN_XNUM, false);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	/* no program headers, not a core, a foreign header size */
 	put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, 0, false);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	make_core(buf, sizeof(buf), true, false, 4);
 	put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_EXEC, false);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	make_core(buf, sizeof(buf), true, false, 4);
 	put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, 32, false);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	/* an end past 2^64 is no core the kernel wrote */
 	make_core(buf, sizeof(buf), true, false, 2);
 	put(buf + 64 + 56 + offsetof(Elf64_Phdr, p_offset), 8, UINT64_MAX - 10, false);
-	CHECK_EQ_INT(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	CHECK_EQ_INT(size, 42);
 }
 
@@ -179,7 +179,7 @@ TEST(elfcore_stream_cut_short)
 		CHECK(!cut);
 	}
 	/* the stream ends inside the program headers: unknown, never flagged */
-	CHECK_EQ_INT(copied_short(core, 70, UINT64_MAX, &cut), -ENODATA);
+	CHECK_ERRNO(copied_short(core, 70, UINT64_MAX, &cut), -ENODATA);
 	free(core);
 }
 
@@ -264,7 +264,7 @@ TEST(elfcore_creds_from_notes)
 		/* the writer keeps the headers, then asks for the notes, then no more */
 		CHECK_EQ_INT(coredam_elf_head_want(buf, hdrs), end);
 		CHECK_EQ_INT(coredam_elf_head_want(buf, end), end);
-		CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), 0);
+		CHECK_OK(coredam_elf_core_creds(buf, end, &c));
 		CHECK_EQ_INT(c.uid, 1000);
 		CHECK_EQ_INT(c.gid, 100);
 		CHECK_EQ_INT(c.at_uid, 1000);
@@ -273,7 +273,7 @@ TEST(elfcore_creds_from_notes)
 		CHECK_EQ_INT(c.at_egid, 100);
 		CHECK_EQ_INT(c.at_secure, 0);
 		/* one byte short of the auxv note: not known yet */
-		CHECK_EQ_INT(coredam_elf_core_creds(buf, end - 1, &c), -ENODATA);
+		CHECK_ERRNO(coredam_elf_core_creds(buf, end - 1, &c), -ENODATA);
 		CHECK(c.uid == COREDAM_ELF_NO_ID && c.at_secure == COREDAM_ELF_NO_ID);
 	}
 }
@@ -287,22 +287,22 @@ TEST(elfcore_creds_unknown)
 
 	/* a prpsinfo of a size no Linux writes */
 	end = make_core_notes(buf, sizeof(buf), true, false, 128, &ids);
-	CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
 	CHECK(c.uid == COREDAM_ELF_NO_ID);
 	/* no auxv: the note segment ends before it */
 	end = make_core_notes(buf, sizeof(buf), true, false, 136, &ids);
 	put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, end - (64 + 2 * 56) - 100, false);
-	CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
 	/* a note whose size runs past the segment */
 	end = make_core_notes(buf, sizeof(buf), true, false, 136, &ids);
 	put(buf + 64 + 2 * 56 + 4, 4, UINT32_MAX, false);
-	CHECK_EQ_INT(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
 	/* no note segment at all; not a core */
 	make_core(buf, sizeof(buf), true, false, 2);
 	put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_LOAD, false);
-	CHECK_EQ_INT(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);
 	memset(buf, 0x5a, sizeof(buf));
-	CHECK_EQ_INT(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);
 	CHECK(c.at_uid == COREDAM_ELF_NO_ID);
 }
 
@@ -328,10 +328,10 @@ TEST(elfcore_creds_through_the_writer)
 	fclose(f);
 	in = open(tpath("notes.in"), O_RDONLY);
 	out = open(tpath("notes.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK_EQ_INT(coredam_pipe_copy(in, out, &o, &res), 0);
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
 	close(in);
 	close(out);
-	CHECK_EQ_INT(coredam_elf_core_creds(head, res.head_len, &c), 0);
+	CHECK_OK(coredam_elf_core_creds(head, res.head_len, &c));
 	CHECK_EQ_INT(c.at_euid, 0);
 	CHECK_EQ_INT(c.at_secure, 1);
 }

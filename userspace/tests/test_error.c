@@ -9,10 +9,10 @@ TEST(error_set)
 	struct coredam_error e = { .where = "stale", .line = 7 };
 
 	/* no error object: only the return value */
-	CHECK_EQ_INT(coredam_error_set(NULL, -EINVAL, "ignored %d", 1), -EINVAL);
-	CHECK_EQ_INT(coredam_error_set_at(NULL, -ENOENT, "f", 2, "ignored"), -ENOENT);
+	CHECK_ERRNO(coredam_error_set(NULL, -EINVAL, "ignored %d", 1), -EINVAL);
+	CHECK_ERRNO(coredam_error_set_at(NULL, -ENOENT, "f", 2, "ignored"), -ENOENT);
 
-	CHECK_EQ_INT(coredam_error_set(&e, -EPERM, "%s: owned by uid %u", "/d", 42u), -EPERM);
+	CHECK_ERRNO(coredam_error_set(&e, -EPERM, "%s: owned by uid %u", "/d", 42u), -EPERM);
 	CHECK_STREQ(e.msg, "/d: owned by uid 42");
 	CHECK_STREQ(e.where, "");	/* no file at fault: what an earlier failure said is gone */
 	CHECK_EQ_INT(e.line, 0);
@@ -25,7 +25,7 @@ TEST(error_set_long_message_is_cut)
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	CHECK_EQ_INT(coredam_error_set(&e, -E2BIG, "%s", big), -E2BIG);
+	CHECK_ERRNO(coredam_error_set(&e, -E2BIG, "%s", big), -E2BIG);
 	CHECK_EQ_INT(strlen(e.msg), sizeof(e.msg) - 1);
 	CHECK(strncmp(e.msg, big, sizeof(e.msg) - 1) == 0);
 }
@@ -34,7 +34,7 @@ TEST(error_set_at)
 {
 	struct coredam_error e;
 
-	CHECK_EQ_INT(coredam_error_set_at(&e, -EINVAL, "/etc/coredam.conf", 12, "unknown key %s=", "Foo"), -EINVAL);
+	CHECK_ERRNO(coredam_error_set_at(&e, -EINVAL, "/etc/coredam.conf", 12, "unknown key %s=", "Foo"), -EINVAL);
 	CHECK_STREQ(e.where, "/etc/coredam.conf");
 	CHECK_EQ_INT(e.line, 12);
 	CHECK_STREQ(e.msg, "unknown key Foo=");

@@ -14,8 +14,8 @@ TEST(atomic_write)
 
 	mkdirs("d");
 	fd = open(tpath("d"), O_RDONLY | O_DIRECTORY);
-	CHECK(write_file_atomic_at(fd, "f", "one\n", 4, 0644) == 0);
-	CHECK(write_file_atomic_at(fd, "f", "two\n", 4, 0644) == 0);
+	CHECK_OK(write_file_atomic_at(fd, "f", "one\n", 4, 0644));
+	CHECK_OK(write_file_atomic_at(fd, "f", "two\n", 4, 0644));
 	s = slurp("d/f");
 	CHECK(s && strcmp(s, "two\n") == 0);
 	free(s);
@@ -67,7 +67,7 @@ TEST(atomic_write_planted_symlinks)
 	}
 	mklink("d/f", tpath("victim2"));
 	fd = open(tpath("d"), O_RDONLY | O_DIRECTORY);
-	CHECK(write_file_atomic_at(fd, "f", "new\n", 4, 0644) == 0);
+	CHECK_OK(write_file_atomic_at(fd, "f", "new\n", 4, 0644));
 	s = slurp("victim");
 	CHECK(s && strcmp(s, "root only\n") == 0);
 	free(s);
@@ -93,7 +93,7 @@ TEST(atomic_write_failure_cleans_up)
 
 	mkdirs("d/f");
 	fd = open(tpath("d"), O_RDONLY | O_DIRECTORY);
-	CHECK(write_file_atomic_at(fd, "f", "x\n", 2, 0644) == -EISDIR);
+	CHECK_ERRNO(write_file_atomic_at(fd, "f", "x\n", 2, 0644), -EISDIR);
 	CHECK_EQ_INT(count_other_entries("f", "f", "f"), 0);
 	close(fd);
 }

@@ -20,7 +20,7 @@ TEST(log_journal_record)
 	log_journal_socket = tkeep("journal.sock");
 	log_setup("coredam-test", LOG_TARGET_JOURNAL);
 
-	CHECK_EQ_INT(log_warning_errno(-ENOSPC, "dump of %s: %m event=dump-end pid=42", "crasher"), -ENOSPC);
+	CHECK_ERRNO(log_warning_errno(-ENOSPC, "dump of %s: %m event=dump-end pid=42", "crasher"), -ENOSPC);
 	n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
 	CHECK(n > 0);
 	buf[n > 0 ? n : 0] = '\0';
@@ -43,7 +43,7 @@ TEST(log_journal_record)
 	CHECK(memmem(buf, (size_t)n, "MESSAGE_ID=", 11) == NULL);
 
 	/* above the level: nothing sent, and the error still comes back */
-	CHECK_EQ_INT(log_debug_errno(-EIO, "not shown"), -EIO);
+	CHECK_ERRNO(log_debug_errno(-EIO, "not shown"), -EIO);
 	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0 && errno == EAGAIN);
 
 	log_setup("coredam-test", LOG_TARGET_STDERR);

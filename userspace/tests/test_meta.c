@@ -35,12 +35,12 @@ TEST(pipe_meta_json)
 			 "\"compression\": \"zstd\", \"truncated\": false, \"rlimit\": null, \"dumpable\": 1, "
 			 "\"ticket\": 0, \"waited_ms\": 0, \"write_ms\": 0, \"arrived_usec\": 0, "
 			 "\"admitted_usec\": 0, \"done_usec\": 0, \"cgroup\": \"/coredump.slice\"}\n");
-	CHECK(coredam_meta_format(&m, buf, 40) == -ENOBUFS);
+	CHECK_ERRNO(coredam_meta_format(&m, buf, 40), -ENOBUFS);
 
 	mkdirs("d");
 	fd = open(tpath("d"), O_RDONLY | O_DIRECTORY);
-	CHECK(coredam_meta_write_at(fd, "m.json", "{}\n", 0644) == 0);
-	CHECK(coredam_meta_write_at(fd, "m.json", "{}\n", 0644) == -EEXIST);	/* never replaces */
+	CHECK_OK(coredam_meta_write_at(fd, "m.json", "{}\n", 0644));
+	CHECK_ERRNO(coredam_meta_write_at(fd, "m.json", "{}\n", 0644), -EEXIST);	/* never replaces */
 	s = slurp("d/m.json");
 	CHECK(s && strcmp(s, "{}\n") == 0);
 	free(s);
@@ -73,7 +73,7 @@ TEST(pipe_meta_not_world_readable)
 	mkdirs("d");
 	fd = open(tpath("d"), O_RDONLY | O_DIRECTORY);
 	old = umask(0);
-	CHECK(coredam_meta_write_at(fd, "m.json", "{}\n", f.meta_mode) == 0);
+	CHECK_OK(coredam_meta_write_at(fd, "m.json", "{}\n", f.meta_mode));
 	umask(old);
 	CHECK(fstatat(fd, "m.json", &st, 0) == 0);
 	CHECK_EQ_INT(st.st_mode & 07777, 0640);

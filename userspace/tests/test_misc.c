@@ -21,15 +21,15 @@ TEST(psi_parse)
 {
 	struct coredam_psi p;
 
-	CHECK(coredam_psi_parse("some avg10=1.50 avg60=0.20 avg300=0.00 total=123456\n"
-				"full avg10=0.50 avg60=0.10 avg300=0.00 total=65432\n", &p) == 0);
+	CHECK_OK(coredam_psi_parse("some avg10=1.50 avg60=0.20 avg300=0.00 total=123456\n"
+				   "full avg10=0.50 avg60=0.10 avg300=0.00 total=65432\n", &p));
 	CHECK(p.some_avg10 > 1.49 && p.some_avg10 < 1.51);
 	CHECK_EQ_INT(p.some_total, 123456);
 	CHECK(p.has_full && p.full_total == 65432);
-	CHECK(coredam_psi_parse("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &p) == 0);
+	CHECK_OK(coredam_psi_parse("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &p));
 	CHECK(!p.has_full);
-	CHECK(coredam_psi_parse("nonsense\n", &p) == -EBADMSG);
-	CHECK(coredam_psi_parse("", &p) == -EBADMSG);
+	CHECK_ERRNO(coredam_psi_parse("nonsense\n", &p), -EBADMSG);
+	CHECK_ERRNO(coredam_psi_parse("", &p), -EBADMSG);
 	CHECK(coredam_psi_fraction(1000, 251000, 1000000) > 0.249);
 	CHECK(coredam_psi_fraction(1000, 251000, 1000000) < 0.251);
 	CHECK(coredam_psi_fraction(5000, 1000, 1000000) == 0.0);
@@ -42,26 +42,26 @@ TEST(iostat_counts_requests_on_the_dump_devices)
 	uint64_t ios = 1;
 
 	/* reads, writes and discards of the listed devices; other keys skipped */
-	CHECK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
-				 "254:0 rbytes=0 wbytes=8192 rios=3 wios=2 dbytes=0 dios=1 "
-				 "use_delay=0 delay_nsec=0 cost.vrate=100.00\n",
-				 &vda, 1, &ios) == 0);
+	CHECK_OK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
+				    "254:0 rbytes=0 wbytes=8192 rios=3 wios=2 dbytes=0 dios=1 "
+				    "use_delay=0 delay_nsec=0 cost.vrate=100.00\n",
+				    &vda, 1, &ios));
 	CHECK_EQ_INT(ios, 6);
-	CHECK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
-				 "254:0 rbytes=0 wbytes=8192 rios=3 wios=2 dbytes=0 dios=1\n",
-				 both, 2, &ios) == 0);
+	CHECK_OK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
+				    "254:0 rbytes=0 wbytes=8192 rios=3 wios=2 dbytes=0 dios=1\n",
+				    both, 2, &ios));
 	CHECK_EQ_INT(ios, 7);
 	/* no line for the device: no request; an empty file: none at all */
-	CHECK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", &vda, 1, &ios) == 0);
+	CHECK_OK(coredam_iostat_ios("8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", &vda, 1, &ios));
 	CHECK_EQ_INT(ios, 0);
 	CHECK(coredam_iostat_ios("", &vda, 1, &ios) == 0 && ios == 0);
 	/* what is not io.stat is refused, the result untouched */
 	ios = 42;
-	CHECK(coredam_iostat_ios("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &vda, 1, &ios) == -EBADMSG);
-	CHECK(coredam_iostat_ios("254:0 rios=x\n", &vda, 1, &ios) == -EBADMSG);
-	CHECK(coredam_iostat_ios("254:0 rios\n", &vda, 1, &ios) == -EBADMSG);
-	CHECK(coredam_iostat_ios("254:0x rios=1\n", &vda, 1, &ios) == -EBADMSG);
-	CHECK(coredam_iostat_ios("254:0 rios=18446744073709551615 wios=1\n", &vda, 1, &ios) == -EBADMSG);
+	CHECK_ERRNO(coredam_iostat_ios("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &vda, 1, &ios), -EBADMSG);
+	CHECK_ERRNO(coredam_iostat_ios("254:0 rios=x\n", &vda, 1, &ios), -EBADMSG);
+	CHECK_ERRNO(coredam_iostat_ios("254:0 rios\n", &vda, 1, &ios), -EBADMSG);
+	CHECK_ERRNO(coredam_iostat_ios("254:0x rios=1\n", &vda, 1, &ios), -EBADMSG);
+	CHECK_ERRNO(coredam_iostat_ios("254:0 rios=18446744073709551615 wios=1\n", &vda, 1, &ios), -EBADMSG);
 	CHECK_EQ_INT(ios, 42);
 }
 
@@ -70,9 +70,9 @@ TEST(psi_trigger_validates)
 	int fd = -1;
 
 	mkfile("io.pressure", "");
-	CHECK(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 100000, 100000, &fd) == -EINVAL);
-	CHECK(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 200000, 100000, &fd) == -EINVAL);
-	CHECK(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 100000, 1000000, &fd) == 0);
+	CHECK_ERRNO(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 100000, 100000, &fd), -EINVAL);
+	CHECK_ERRNO(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 200000, 100000, &fd), -EINVAL);
+	CHECK_OK(coredam_psi_trigger_open(AT_FDCWD, tpath("io.pressure"), 100000, 1000000, &fd));
 	CHECK(fd >= 0);
 	close(fd);
 	{
@@ -135,7 +135,7 @@ TEST(metrics_output)
 	CHECK(strstr(buf, "coredam_write_bandwidth_bytes_per_second 30000000\n"));
 	CHECK(strstr(buf, "coredam_foreground_io_pressure_ratio 0.25\n"));
 	CHECK(strstr(buf, "coredam_kernel_support 1\n"));
-	CHECK(coredam_metrics_format(&m, small, sizeof(small)) == -ENOBUFS);
+	CHECK_ERRNO(coredam_metrics_format(&m, small, sizeof(small)), -ENOBUFS);
 	/* every sample line: name, space, number */
 	for (char *l = buf; *l; l = strchr(l, '\n') + 1) {
 		if (*l != '#')
@@ -148,11 +148,11 @@ TEST(metrics_output)
 	CHECK(coredam_metrics_format(&m, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "coredam_dumps_failed_total{reason=\"other\"} 3\n"));
 	mkdirs("run");
-	CHECK(coredam_metrics_write(tpath("run/metrics.prom"), buf) == 0);
+	CHECK_OK(coredam_metrics_write(tpath("run/metrics.prom"), buf));
 	s = slurp("run/metrics.prom");
 	CHECK(s && strcmp(s, buf) == 0);
 	free(s);
-	CHECK(coredam_metrics_write(tpath("nodir/metrics.prom"), buf) == -ENOENT);
+	CHECK_ERRNO(coredam_metrics_write(tpath("nodir/metrics.prom"), buf), -ENOENT);
 }
 
 static void write_core_at(const char *rel, uint64_t offset, uint64_t filesz, size_t truncate_to)
@@ -197,7 +197,7 @@ TEST(incomplete_cores_marked)
 	dfd = open(tpath("cores"), O_RDONLY | O_DIRECTORY);
 	CHECK(coredam_core_incomplete(dfd, "core.1", &bad) == 0 && !bad);
 	CHECK(coredam_core_incomplete(dfd, "core.2", &bad) == 0 && bad);
-	CHECK(coredam_core_incomplete(dfd, "notes.txt", &bad) == -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_core_incomplete(dfd, "notes.txt", &bad), -EMEDIUMTYPE);
 	{
 		int efd = openat(dfd, "core.empty", O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
@@ -260,7 +260,7 @@ TEST(incomplete_marking_never_replaces)
 		snprintf(rel, sizeof(rel), "cores/core.3.%d.incomplete", i);
 		mkfile(rel, "x");
 	}
-	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), -EEXIST);
+	CHECK_ERRNO(coredam_mark_incomplete(tpath("cores"), 0), -EEXIST);
 	CHECK(access(tpath("cores/core.3"), F_OK) == 0);
 	s = slurp("cores/core.3.incomplete");
 	CHECK(s && strcmp(s, "x") == 0);
@@ -315,7 +315,7 @@ TEST(incomplete_zstd_cores_marked)
 	CHECK(coredam_core_incomplete(dfd, "core.2.zst", &bad) == 0 && bad);
 	bad = false;
 	CHECK(coredam_core_incomplete(dfd, "core.3.zst", &bad) == 0 && bad);
-	CHECK_EQ_INT(coredam_core_incomplete(dfd, "notes.zst", &bad), -EMEDIUMTYPE);
+	CHECK_ERRNO(coredam_core_incomplete(dfd, "notes.zst", &bad), -EMEDIUMTYPE);
 	close(dfd);
 	CHECK_EQ_INT(coredam_mark_incomplete(tpath("cores"), 0), 2);
 	CHECK(access(tpath("cores/core.1.zst"), F_OK) == 0);
@@ -396,7 +396,7 @@ TEST(dumps_from_proc)
 	/* in the dump cgroup, its process not read here: nobody else's pid matches */
 	mkfile("cg/coredump.slice/cgroup.procs", "100\n1103\n103\n10300\n");
 	mkfile("proc/self/status", "Name:\tx\n");
-	CHECK(coredam_dumps_list(&r, "/coredump.slice", &d, &n) == 0);
+	CHECK_OK(coredam_dumps_list(&r, "/coredump.slice", &d, &n));
 	CHECK_EQ_INT(n, 3);
 	for (size_t i = 0; i < n; i++) {
 		if (d[i].pid == 100) {
@@ -462,15 +462,15 @@ TEST(control_parse)
 	CHECK(coredam_ctl_parse("SET bandwidth 20M", &q) == 0 && q.cmd == COREDAM_CTL_SET);
 	CHECK_STREQ(q.name, "bandwidth");
 	CHECK_STREQ(q.value, "20M");
-	CHECK(coredam_ctl_parse("SET colour blue", &q) == -ENOENT);
-	CHECK(coredam_ctl_parse("SET bandwidth", &q) == -EINVAL);
-	CHECK(coredam_ctl_parse("SET bandwidth 1 2", &q) == -EINVAL);
-	CHECK(coredam_ctl_parse("STATUS now", &q) == -EINVAL);
-	CHECK(coredam_ctl_parse("", &q) == -EINVAL);
+	CHECK_ERRNO(coredam_ctl_parse("SET colour blue", &q), -ENOENT);
+	CHECK_ERRNO(coredam_ctl_parse("SET bandwidth", &q), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_parse("SET bandwidth 1 2", &q), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_parse("STATUS now", &q), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_parse("", &q), -EINVAL);
 	memset(big, 'A', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	CHECK(coredam_ctl_parse(big, &q) == -E2BIG);
-	CHECK(coredam_ctl_set_key("concurrency", &s, &k) == 0);
+	CHECK_ERRNO(coredam_ctl_parse(big, &q), -E2BIG);
+	CHECK_OK(coredam_ctl_set_key("concurrency", &s, &k));
 	CHECK_STREQ(k, "Concurrency");
 }
 
@@ -483,7 +483,7 @@ TEST(control_roundtrip)
 	int status;
 
 	snprintf(path, sizeof(path), "%s", tpath("ctl.sock"));
-	CHECK(coredam_ctl_listen(path, &lfd) == 0);
+	CHECK_OK(coredam_ctl_listen(path, &lfd));
 	pid = fork();
 	if (pid == 0) {
 		int r = coredam_ctl_call(path, "PING", buf, sizeof(buf));
@@ -495,9 +495,9 @@ TEST(control_roundtrip)
 			usleep(10000);
 	}
 	CHECK(cfd >= 0);
-	CHECK(coredam_ctl_read_request(cfd, 2000, req, sizeof(req)) == 0);
+	CHECK_OK(coredam_ctl_read_request(cfd, 2000, req, sizeof(req)));
 	CHECK_STREQ(req, "PING");
-	CHECK(coredam_ctl_send(cfd, "OK\npong=1\n") == 0);
+	CHECK_OK(coredam_ctl_send(cfd, "OK\npong=1\n"));
 	close(cfd);
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -507,5 +507,5 @@ TEST(control_roundtrip)
 
 		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
 	}
-	CHECK(coredam_ctl_call(tpath("nope.sock"), "PING", buf, sizeof(buf)) == -ENOENT);
+	CHECK_ERRNO(coredam_ctl_call(tpath("nope.sock"), "PING", buf, sizeof(buf)), -ENOENT);
 }

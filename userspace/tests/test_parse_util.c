@@ -21,17 +21,17 @@ TEST(parse_size_units)
 	CHECK(parse_size("1.5G", 1024, &v) == 0 && v == 3ULL << 29);
 	CHECK(parse_size("256MiB", 1024, &v) == 0 && v == 256ULL << 20);
 	v = 7;
-	CHECK(parse_size("", 1024, &v) == -EINVAL);
-	CHECK(parse_size("M", 1024, &v) == -EINVAL);
-	CHECK(parse_size("-1", 1024, &v) == -EINVAL);
-	CHECK(parse_size("10X", 1024, &v) == -EINVAL);
-	CHECK(parse_size("10 M", 1024, &v) == -EINVAL);
-	CHECK(parse_size("1.5", 1024, &v) == -EINVAL);
-	CHECK(parse_size("99999999999T", 1024, &v) == -ERANGE);
+	CHECK_ERRNO(parse_size("", 1024, &v), -EINVAL);
+	CHECK_ERRNO(parse_size("M", 1024, &v), -EINVAL);
+	CHECK_ERRNO(parse_size("-1", 1024, &v), -EINVAL);
+	CHECK_ERRNO(parse_size("10X", 1024, &v), -EINVAL);
+	CHECK_ERRNO(parse_size("10 M", 1024, &v), -EINVAL);
+	CHECK_ERRNO(parse_size("1.5", 1024, &v), -EINVAL);
+	CHECK_ERRNO(parse_size("99999999999T", 1024, &v), -ERANGE);
 	/* the fraction must not wrap the result around: found by fuzz_units */
-	CHECK(parse_size("18446744073.999999G", 1000, &v) == -ERANGE);
-	CHECK(parse_size("18446744.9999T", 1000, &v) == -ERANGE);
-	CHECK(parse_size("10MB/s", 1024, &v) == -EINVAL);
+	CHECK_ERRNO(parse_size("18446744073.999999G", 1000, &v), -ERANGE);
+	CHECK_ERRNO(parse_size("18446744.9999T", 1000, &v), -ERANGE);
+	CHECK_ERRNO(parse_size("10MB/s", 1024, &v), -EINVAL);
 	CHECK(v == 7); /* untouched on failure */
 	CHECK(parse_size("18446744073.7G", 1000, &v) == 0 && v == 18446744073700000000ULL);
 }
@@ -49,9 +49,9 @@ TEST(parse_duration_units)
 	CHECK(parse_duration("250us", &v) == 0 && v == 250);
 	CHECK(parse_duration("0", &v) == 0 && v == 0);
 	v = 7;
-	CHECK(parse_duration("5 fortnights", &v) == -EINVAL);
-	CHECK(parse_duration("s", &v) == -EINVAL);
-	CHECK(parse_duration("-1s", &v) == -EINVAL);
+	CHECK_ERRNO(parse_duration("5 fortnights", &v), -EINVAL);
+	CHECK_ERRNO(parse_duration("s", &v), -EINVAL);
+	CHECK_ERRNO(parse_duration("-1s", &v), -EINVAL);
 	CHECK(v == 7);
 }
 
@@ -61,9 +61,9 @@ TEST(parse_numbers_bools)
 	bool b = false;
 
 	CHECK(parse_u32("4294967295", &u) == 0 && u == UINT32_MAX);
-	CHECK(parse_u32("4294967296", &u) == -ERANGE);
-	CHECK(parse_u32("12a", &u) == -EINVAL);
-	CHECK(parse_u32(" 1", &u) == -EINVAL);
+	CHECK_ERRNO(parse_u32("4294967296", &u), -ERANGE);
+	CHECK_ERRNO(parse_u32("12a", &u), -EINVAL);
+	CHECK_ERRNO(parse_u32(" 1", &u), -EINVAL);
 	{
 		int32_t i = 7;
 
@@ -71,16 +71,16 @@ TEST(parse_numbers_bools)
 		CHECK(parse_i32("19", &i) == 0 && i == 19);
 		CHECK(parse_i32("-2147483648", &i) == 0 && i == INT32_MIN);
 		CHECK(parse_i32("2147483647", &i) == 0 && i == INT32_MAX);
-		CHECK(parse_i32("2147483648", &i) == -ERANGE);
-		CHECK(parse_i32("-2147483649", &i) == -ERANGE);
-		CHECK(parse_i32("--1", &i) == -EINVAL);
-		CHECK(parse_i32("-", &i) == -EINVAL);
-		CHECK(parse_i32("+1", &i) == -EINVAL);
+		CHECK_ERRNO(parse_i32("2147483648", &i), -ERANGE);
+		CHECK_ERRNO(parse_i32("-2147483649", &i), -ERANGE);
+		CHECK_ERRNO(parse_i32("--1", &i), -EINVAL);
+		CHECK_ERRNO(parse_i32("-", &i), -EINVAL);
+		CHECK_ERRNO(parse_i32("+1", &i), -EINVAL);
 		CHECK(i == INT32_MAX);
 	}
 	CHECK(parse_bool("yes", &b) == 0 && b);
 	CHECK(parse_bool("off", &b) == 0 && !b);
-	CHECK(parse_bool("maybe", &b) == -EINVAL);
+	CHECK_ERRNO(parse_bool("maybe", &b), -EINVAL);
 }
 
 /* Sizes for people in IEC units, rates in the base the configuration reads them in. */

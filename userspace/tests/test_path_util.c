@@ -12,7 +12,7 @@ TEST(path_join_and_snprintf)
 
 	CHECK(path_join(buf, sizeof(buf), "/", "a") == 2 && strcmp(buf, "/a") == 0);
 	CHECK(path_join(buf, sizeof(buf), "/x/", "/a") >= 0 && strcmp(buf, "/x/a") == 0);
-	CHECK(xsnprintf(buf, sizeof(buf), "%s", "0123456789abcdefg") == -ENOBUFS);
+	CHECK_ERRNO(xsnprintf(buf, sizeof(buf), "%s", "0123456789abcdefg"), -ENOBUFS);
 }
 
 TEST(strbuf_appends_until_the_first_failure)
@@ -28,9 +28,9 @@ TEST(strbuf_appends_until_the_first_failure)
 	strbuf_printf(&sb, "%s", "ijkl");
 	CHECK_EQ_INT(strbuf_done(&sb), 15);
 	strbuf_printf(&sb, "m");
-	CHECK_EQ_INT(strbuf_done(&sb), -ENOBUFS);
+	CHECK_ERRNO(strbuf_done(&sb), -ENOBUFS);
 	strbuf_printf(&sb, "%s", "");
-	CHECK_EQ_INT(strbuf_done(&sb), -ENOBUFS);
+	CHECK_ERRNO(strbuf_done(&sb), -ENOBUFS);
 	CHECK_EQ_INT(sb.len, 15);
 
 	/* after a failure, an append that would fit is not made: no text with a hole in it */
@@ -38,7 +38,7 @@ TEST(strbuf_appends_until_the_first_failure)
 	strbuf_printf(&sb, "%s", "a=1\nbcdefgh");
 	strbuf_printf(&sb, "%s", "ijklm");
 	strbuf_printf(&sb, "%s", "z");
-	CHECK_EQ_INT(strbuf_done(&sb), -ENOBUFS);
+	CHECK_ERRNO(strbuf_done(&sb), -ENOBUFS);
 	CHECK_EQ_INT(sb.len, 11);
 	CHECK(strncmp(buf, "a=1\nbcdefgh", 11) == 0 && !strchr(buf, 'z'));
 }
@@ -48,19 +48,19 @@ TEST(path_split_and_parent)
 	char dir[16];
 	const char *base = NULL;
 
-	CHECK(path_split("/run/coredam/metrics.prom", dir, sizeof(dir), &base) == 0);
+	CHECK_OK(path_split("/run/coredam/metrics.prom", dir, sizeof(dir), &base));
 	CHECK_STREQ(dir, "/run/coredam");
 	CHECK_STREQ(base, "metrics.prom");
-	CHECK(path_split("/x", dir, sizeof(dir), &base) == 0);
+	CHECK_OK(path_split("/x", dir, sizeof(dir), &base));
 	CHECK_STREQ(dir, "/");
 	CHECK_STREQ(base, "x");
-	CHECK(path_split("a/b", dir, sizeof(dir), &base) == 0);
+	CHECK_OK(path_split("a/b", dir, sizeof(dir), &base));
 	CHECK_STREQ(dir, "a");
-	CHECK(path_split("name", dir, sizeof(dir), &base) == -EINVAL);
-	CHECK(path_split("/run/", dir, sizeof(dir), &base) == -EINVAL);
-	CHECK(path_split("/a-directory-too-long/x", dir, sizeof(dir), &base) == -ENOBUFS);
+	CHECK_ERRNO(path_split("name", dir, sizeof(dir), &base), -EINVAL);
+	CHECK_ERRNO(path_split("/run/", dir, sizeof(dir), &base), -EINVAL);
+	CHECK_ERRNO(path_split("/a-directory-too-long/x", dir, sizeof(dir), &base), -ENOBUFS);
 
-	CHECK(mkdir_parent(tpath("p/q/file"), 0755) == 0);
+	CHECK_OK(mkdir_parent(tpath("p/q/file"), 0755));
 	CHECK(access(tpath("p/q"), F_OK) == 0);
 	CHECK(access(tpath("p/q/file"), F_OK) < 0);
 }

@@ -28,7 +28,7 @@ TEST(pipe_args)
 	char *bad_dump[] = { "/d", "7", "0", "0", "6", "1", "0", "3" };
 	struct coredam_pipe_args a;
 
-	CHECK(coredam_pipe_args_parse(ELEMENTSOF(full), full, &a) == 0);
+	CHECK_OK(coredam_pipe_args_parse(ELEMENTSOF(full), full, &a));
 	CHECK_STREQ(a.dir, "/var/lib/coredam/cores");
 	CHECK_EQ_INT(a.pid, 4242);
 	CHECK_EQ_INT(a.uid, 1000);
@@ -39,12 +39,12 @@ TEST(pipe_args)
 	CHECK_EQ_INT(a.dumpable, 2);
 	CHECK_STREQ(a.comm, "my prog");	/* split %e joined back */
 
-	CHECK(coredam_pipe_args_parse(ELEMENTSOF(min), min, &a) == 0);
+	CHECK_OK(coredam_pipe_args_parse(ELEMENTSOF(min), min, &a));
 	CHECK(!a.have_rlimit && a.dumpable == COREDAM_DUMPABLE_UNKNOWN && a.comm[0] == '\0');
-	CHECK(coredam_pipe_args_parse(ELEMENTSOF(bad_pid), bad_pid, &a) == -EINVAL);
-	CHECK(coredam_pipe_args_parse(ELEMENTSOF(rel), rel, &a) == -EINVAL);
-	CHECK(coredam_pipe_args_parse(ELEMENTSOF(bad_dump), bad_dump, &a) == -EINVAL);
-	CHECK(coredam_pipe_args_parse(3, full, &a) == -EINVAL);
+	CHECK_ERRNO(coredam_pipe_args_parse(ELEMENTSOF(bad_pid), bad_pid, &a), -EINVAL);
+	CHECK_ERRNO(coredam_pipe_args_parse(ELEMENTSOF(rel), rel, &a), -EINVAL);
+	CHECK_ERRNO(coredam_pipe_args_parse(ELEMENTSOF(bad_dump), bad_dump, &a), -EINVAL);
+	CHECK_ERRNO(coredam_pipe_args_parse(3, full, &a), -EINVAL);
 }
 
 TEST(pipe_names_never_trust_comm)
@@ -87,7 +87,7 @@ TEST(pipe_rlimit_from_proc)
 	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 10, &v) == 0 && v == 0);
 	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 11, &v) == 0 && v == UINT64_MAX);
 	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 12, &v) == 0 && v == 1048576);
-	CHECK(coredam_pipe_read_rlimit(tpath("proc"), 13, &v) == -ENOENT);
+	CHECK_ERRNO(coredam_pipe_read_rlimit(tpath("proc"), 13, &v), -ENOENT);
 }
 
 /*
@@ -110,7 +110,7 @@ TEST(pipe_no_dumpable_is_not_the_users)
 	struct coredam_core_meta m = { .core = "c", .comm = "x", .compression = "none" };
 	char buf[2048];
 
-	CHECK(coredam_pipe_args_parse(ELEMENTSOF(no_d), no_d, &a) == 0);
+	CHECK_OK(coredam_pipe_args_parse(ELEMENTSOF(no_d), no_d, &a));
 	CHECK_EQ_INT(a.dumpable, COREDAM_DUMPABLE_UNKNOWN);
 	coredam_pipe_files(&a, &f);
 	CHECK_EQ_INT(f.core_mode, 0400);
@@ -119,7 +119,7 @@ TEST(pipe_no_dumpable_is_not_the_users)
 	CHECK(coredam_meta_format(&m, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"dumpable\": null") != NULL);
 
-	CHECK(coredam_pipe_args_parse(ELEMENTSOF(one), one, &a) == 0);
+	CHECK_OK(coredam_pipe_args_parse(ELEMENTSOF(one), one, &a));
 	CHECK_EQ_INT(a.dumpable, 1);
 	coredam_pipe_files(&a, &f);
 	CHECK_EQ_INT(f.core_mode, 0640);

@@ -44,15 +44,15 @@ TEST(pipe_queue_arrival_order)
 	uint32_t ahead = 99, writing = 9, waiting = 9;
 	uint64_t waited;
 
-	CHECK(coredam_pipe_queue_open(state, &a) == 0);
-	CHECK(coredam_pipe_queue_open(state, &b) == 0);
-	CHECK(coredam_pipe_queue_open(state, &c) == 0);
+	CHECK_OK(coredam_pipe_queue_open(state, &a));
+	CHECK_OK(coredam_pipe_queue_open(state, &b));
+	CHECK_OK(coredam_pipe_queue_open(state, &c));
 	CHECK(coredam_pipe_enqueue(&a, 100, 1000, &one, &ahead) == 1 && ahead == 0);
 	CHECK(coredam_pipe_enqueue(&b, 101, 1000, &one, &ahead) == 1 && ahead == 1);
 	CHECK(b.ticket == a.ticket + 1);
 
 	CHECK(coredam_pipe_wait(&a, &one, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
-	CHECK(coredam_pipe_mark_writing(&a) == 0);
+	CHECK_OK(coredam_pipe_mark_writing(&a));
 	CHECK(coredam_pipe_queue_count(state, &writing, &waiting) == 0);
 	CHECK_EQ_INT(writing, 1);
 	CHECK_EQ_INT(waiting, 1);
@@ -70,9 +70,9 @@ TEST(pipe_queue_arrival_order)
 	{
 		struct coredam_pipe_budget pub = { 5, 0, 0 };
 
-		CHECK(coredam_pipe_budget_write(state, &pub) == 0);
+		CHECK_OK(coredam_pipe_budget_write(state, &pub));
 		CHECK(coredam_pipe_wait(&b, &one, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
-		CHECK(coredam_pipe_budget_remove(state) == 0);
+		CHECK_OK(coredam_pipe_budget_remove(state));
 	}
 
 	/* a release wakes the waiter (inotify, no polling): b admitted well before its 10 s timeout */
@@ -139,19 +139,19 @@ TEST(pipe_queue_no_inotify_still_queues)
 
 	coredam_pipe_inotify_init1 = inotify_emfile;
 	inotify_calls = 0;
-	CHECK(coredam_pipe_queue_open(state, &a) == 0);
-	CHECK(coredam_pipe_queue_open(state, &b) == 0);
+	CHECK_OK(coredam_pipe_queue_open(state, &a));
+	CHECK_OK(coredam_pipe_queue_open(state, &b));
 	CHECK(coredam_pipe_enqueue(&a, 100, 1000, &quick, &ahead) == 1 && ahead == 0);
 	CHECK(coredam_pipe_wait(&a, &quick, -1, &wr, &waited) == 0 && wr == COREDAM_PIPE_ADMIT);
 	CHECK(coredam_pipe_enqueue(&b, 101, 1000, &quick, &ahead) == 1 && ahead == 1);
 	/* a holds the only slot: b is refused its watch, keeps waiting, and times out */
-	CHECK(coredam_pipe_wait(&b, &quick, -1, &wr, &waited) == 0);
+	CHECK_OK(coredam_pipe_wait(&b, &quick, -1, &wr, &waited));
 	CHECK_EQ_INT(wr, COREDAM_PIPE_TIMEOUT);
 	CHECK(waited >= 300000 && waited < 5000000);
 	CHECK(inotify_calls > 0);
 	/* a releases after 400 ms: b's next count (every 200 ms) admits it */
 	CHECK(pthread_create(&t, NULL, release_later, &rel) == 0);
-	CHECK(coredam_pipe_wait(&b, &slow, -1, &wr, &waited) == 0);
+	CHECK_OK(coredam_pipe_wait(&b, &slow, -1, &wr, &waited));
 	CHECK_EQ_INT(wr, COREDAM_PIPE_ADMIT);
 	CHECK(waited >= 350000 && waited < 5000000);
 	pthread_join(t, NULL);
@@ -175,7 +175,7 @@ TEST(pipe_queue_cap_costs_nothing)
 
 	coredam_pipe_inotify_init1 = inotify_counted;
 	for (int i = 0; i < 4; i++)
-		CHECK(coredam_pipe_queue_open(state, &q[i]) == 0);
+		CHECK_OK(coredam_pipe_queue_open(state, &q[i]));
 	for (int i = 0; i < 3; i++)
 		CHECK(coredam_pipe_enqueue(&q[i], 100 + i, 1000, &b, &ahead) == 1 && ahead == (uint32_t)i);
 	/* one writing, two waiting: the fourth is full before a ticket exists */
@@ -271,7 +271,7 @@ TEST(pipe_queue_fair_shares)
 	uint32_t ahead = 0;
 
 	for (int i = 0; i < 6; i++)
-		CHECK(coredam_pipe_queue_open(state, &q[i]) == 0);
+		CHECK_OK(coredam_pipe_queue_open(state, &q[i]));
 	/* uid 1000: one writing, three waiting; the queue is full */
 	for (int i = 0; i < 4; i++)
 		CHECK(coredam_pipe_enqueue(&q[i], 100 + i, 1000, &b, &ahead) == 1);
@@ -281,7 +281,7 @@ TEST(pipe_queue_fair_shares)
 	CHECK_EQ_INT(ahead, 1);
 	CHECK(read_file_at(AT_FDCWD, tpath("state/pipe/q.00000000000000000003"), 64, &text) >= 0);
 	CHECK(text && text[0] == 'X');
-	CHECK(coredam_pipe_wait(&q[3], &b, -1, &wr, &waited) == 0);
+	CHECK_OK(coredam_pipe_wait(&q[3], &b, -1, &wr, &waited));
 	CHECK_EQ_INT(wr, COREDAM_PIPE_PUSHED_OUT);
 	coredam_pipe_release(&q[3]);
 	/* another of uid 1000 finds the queue full and is the one not queued */
@@ -314,7 +314,7 @@ TEST(pipe_queue_dead_helper)
 	/* a helper that died holding ticket 3: its file is left, its lock gone */
 	mkfile("state/pipe/q.00000000000000000003", "W 77\n");
 	mkfile("state/pipe/ticket", "4\n");
-	CHECK(coredam_pipe_queue_open(state, &q) == 0);
+	CHECK_OK(coredam_pipe_queue_open(state, &q));
 	CHECK(coredam_pipe_enqueue(&q, 100, 1000, &none, &ahead) == 1);
 	CHECK_EQ_INT(ahead, 0);
 	CHECK(q.ticket == 4);
@@ -326,7 +326,7 @@ TEST(pipe_queue_dead_helper)
 	{
 		struct coredam_pipe_queue h = COREDAM_PIPE_QUEUE_INIT;
 
-		CHECK(coredam_pipe_queue_open(state, &h) == 0);
+		CHECK_OK(coredam_pipe_queue_open(state, &h));
 		CHECK(coredam_pipe_enqueue(&h, 101, 1000, &none, &ahead) == 1);
 		CHECK(h.ticket == 1);
 		coredam_pipe_release(&h);

@@ -25,7 +25,7 @@ TEST(pipe_stats_and_budget)
 	struct coredam_stats k;
 	char buf[1024];
 
-	CHECK(coredam_pipe_stats_read(state, &s) == -ENOENT);
+	CHECK_ERRNO(coredam_pipe_stats_read(state, &s), -ENOENT);
 	d.v[COREDAM_PIPE_STARTED] = 5;
 	d.v[COREDAM_PIPE_ADMITTED] = 3;
 	d.v[COREDAM_PIPE_COMPLETED] = 2;
@@ -35,9 +35,9 @@ TEST(pipe_stats_and_budget)
 	d.v[COREDAM_PIPE_UNCHARGED] = 1;
 	d.v[COREDAM_PIPE_TRUNCATED] = 1;
 	d.v[COREDAM_PIPE_BYTES_DISK] = 1000;
-	CHECK(coredam_pipe_stats_add(state, &d) == 0);
-	CHECK(coredam_pipe_stats_add(state, &d) == 0);
-	CHECK(coredam_pipe_stats_read(state, &s) == 0);
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	CHECK_OK(coredam_pipe_stats_read(state, &s));
 	CHECK(s.v[COREDAM_PIPE_STARTED] == 10 && s.v[COREDAM_PIPE_BYTES_DISK] == 2000);
 	CHECK(coredam_pipe_stats_format(&s, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "skipped_timeout 2\n") != NULL);
@@ -58,12 +58,12 @@ TEST(pipe_stats_and_budget)
 	CHECK(coredam_stats_consistent(&k));
 
 	CHECK(coredam_pipe_stats_parse("started 1\nfuture_counter 9\n", &s) == 0 && s.v[0] == 1);
-	CHECK(coredam_pipe_stats_parse("started x\n", &s) == -EBADMSG);
+	CHECK_ERRNO(coredam_pipe_stats_parse("started x\n", &s), -EBADMSG);
 
-	CHECK(coredam_pipe_budget_read(state, &got) == -ENOENT);
-	CHECK(coredam_pipe_budget_write(state, &b) == 0);
-	CHECK(coredam_pipe_budget_read(state, &got) == 0);
+	CHECK_ERRNO(coredam_pipe_budget_read(state, &got), -ENOENT);
+	CHECK_OK(coredam_pipe_budget_write(state, &b));
+	CHECK_OK(coredam_pipe_budget_read(state, &got));
 	CHECK(got.concurrency == 3 && got.waiting == 10 && got.timeout_ms == 500);
-	CHECK(coredam_pipe_budget_remove(state) == 0);
-	CHECK(coredam_pipe_budget_read(state, &got) == -ENOENT);
+	CHECK_OK(coredam_pipe_budget_remove(state));
+	CHECK_ERRNO(coredam_pipe_budget_read(state, &got), -ENOENT);
 }

@@ -64,7 +64,7 @@ TEST(pipe_copy_window_holes_limit_zstd)
 	}
 	in = open(tpath("in"), O_RDONLY);
 	out = open(tpath("out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(coredam_pipe_copy(in, out, &o, &res) == 0);
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
 	CHECK(res.in_bytes == n && res.out_bytes == n && !res.truncated);
 	close(in);
 	close(out);
@@ -79,7 +79,7 @@ TEST(pipe_copy_window_holes_limit_zstd)
 	o.limit = 1 << 20;
 	in = open(tpath("in"), O_RDONLY);
 	out = open(tpath("cut"), O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(coredam_pipe_copy(in, out, &o, &res) == 0);
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
 	CHECK(res.in_bytes == 1 << 20 && res.truncated);
 	close(in);
 	close(out);
@@ -89,7 +89,7 @@ TEST(pipe_copy_window_holes_limit_zstd)
 	o.compress_level = 3;
 	in = open(tpath("in"), O_RDONLY);
 	out = open(tpath("z"), O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(coredam_pipe_copy(in, out, &o, &res) == 0);
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
 	CHECK(res.in_bytes == n && res.out_bytes < n);
 	close(in);
 	close(out);
@@ -105,7 +105,7 @@ TEST(pipe_copy_window_holes_limit_zstd)
 	CHECK(truncate(tpath("z"), (off_t)(res.out_bytes / 2)) == 0);
 	in = open(tpath("z"), O_RDONLY);
 	dec = open(tpath("unz2"), O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(coredam_pipe_decompress(in, dec, &back) == -EBADMSG);
+	CHECK_ERRNO(coredam_pipe_decompress(in, dec, &back), -EBADMSG);
 	close(in);
 	close(dec);
 	free(data);
@@ -131,7 +131,7 @@ TEST(pipe_copy_deadline_and_cap)
 	out = open(tpath("deadline.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
 	t0 = now_usec(CLOCK_MONOTONIC);
 	o.deadline_usec = t0 + 300 * 1000;
-	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_OK(coredam_pipe_copy(p[0], out, &o, &res));
 	CHECK(now_usec(CLOCK_MONOTONIC) - t0 >= 300 * 1000);
 	CHECK(now_usec(CLOCK_MONOTONIC) - t0 < 5 * 1000000);
 	CHECK_EQ_INT(res.in_bytes, sizeof(data));
@@ -144,7 +144,7 @@ TEST(pipe_copy_deadline_and_cap)
 	o.limit = 8192;
 	o.deadline_usec = now_usec(CLOCK_MONOTONIC) + 60 * 1000000ULL;
 	res = (struct coredam_pipe_copy_result){ 0 };
-	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_OK(coredam_pipe_copy(p[0], out, &o, &res));
 	CHECK_EQ_INT(res.in_bytes, 8192);
 	CHECK(res.truncated && !res.timed_out);
 	close(out);
@@ -154,7 +154,7 @@ TEST(pipe_copy_deadline_and_cap)
 	out = open(tpath("end.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
 	o.limit = UINT64_MAX;
 	res = (struct coredam_pipe_copy_result){ 0 };
-	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_OK(coredam_pipe_copy(p[0], out, &o, &res));
 	CHECK_EQ_INT(res.in_bytes, sizeof(data) - 8192 - 1);
 	CHECK(!res.truncated && !res.timed_out);
 	close(out);
@@ -183,13 +183,13 @@ TEST(pipe_copy_stops_below_the_floor)
 	/* a floor no file system reaches: nothing is written */
 	o.space_fd = out;
 	o.space_floor = UINT64_MAX;
-	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_OK(coredam_pipe_copy(p[0], out, &o, &res));
 	CHECK_EQ_INT(res.in_bytes, 0);
 	CHECK(res.truncated && res.no_space && !res.timed_out);
 	/* a floor of 1 byte: all of it */
 	o.space_floor = 1;
 	res = (struct coredam_pipe_copy_result){ 0 };
-	CHECK_EQ_INT(coredam_pipe_copy(p[0], out, &o, &res), 0);
+	CHECK_OK(coredam_pipe_copy(p[0], out, &o, &res));
 	CHECK_EQ_INT(res.in_bytes, sizeof(data));
 	CHECK(!res.truncated && !res.no_space);
 	close(out);

@@ -63,7 +63,7 @@ static void inside(int dest, const char *state, const char *outside)
 	char v[64], path[PATH_MAX];
 	char *const argv[] = { "true", NULL };
 
-	CHECK_EQ_INT(coredam_sandbox_enter(state, &e), 0);
+	CHECK_OK(coredam_sandbox_enter(state, &e));
 	if (test_failed_checks) {
 		fprintf(stderr, "  sandbox: %s\n", e.msg);
 		return;
@@ -73,7 +73,7 @@ static void inside(int dest, const char *state, const char *outside)
 	CHECK_EQ_INT(renameat2(dest, "core", dest, "core.1", RENAME_NOREPLACE), 0);
 	snprintf(path, sizeof(path), "%s/stats", state);
 	CHECK_EQ_INT(open_errno(AT_FDCWD, path, O_RDWR | O_CREAT), 0);
-	CHECK_EQ_INT(write_file_atomic_at(dest, "core.1.json", "{}\n", 3, 0640), 0);
+	CHECK_OK(write_file_atomic_at(dest, "core.1.json", "{}\n", 3, 0640));
 	/* the metadata, through jansson, as the helper writes it once confined */
 	{
 		struct coredam_core_meta m = { .core = "core.2", .comm = "x\xff", .compression = "none",
@@ -81,7 +81,7 @@ static void inside(int dest, const char *state, const char *outside)
 		char text[1024];
 
 		CHECK(coredam_meta_format(&m, text, sizeof(text)) > 0);
-		CHECK_EQ_INT(coredam_meta_write_at(dest, "core.2.json", text, 0640), 0);
+		CHECK_OK(coredam_meta_write_at(dest, "core.2.json", text, 0640));
 	}
 
 	/* what a compromised helper must not */
@@ -160,7 +160,7 @@ TEST(cap_drop_gives_up_one_capability)
 
 		test_failed_checks = 0;
 
-		CHECK_EQ_INT(coredam_cap_drop(CAP_SYS_ADMIN), 0);
+		CHECK_OK(coredam_cap_drop(CAP_SYS_ADMIN));
 		status_field("CapEff", v, sizeof(v));
 		sscanf(v, "%llx", &eff);
 		status_field("CapBnd", v, sizeof(v));
@@ -170,7 +170,7 @@ TEST(cap_drop_gives_up_one_capability)
 		CHECK(eff & (1ULL << CAP_DAC_OVERRIDE) && eff & (1ULL << CAP_SYS_PTRACE));
 		errno = 0;
 		CHECK(unshare(CLONE_NEWNS) < 0 && errno == EPERM);
-		CHECK_EQ_INT(coredam_cap_drop(1000), -EINVAL);
+		CHECK_ERRNO(coredam_cap_drop(1000), -EINVAL);
 		syscall(SYS_exit_group, test_failed_checks ? 1 : 0);
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);

@@ -99,7 +99,7 @@ TEST(dumping_process_becomes_background_work)
 		CHECK_EQ_INT(sched_getscheduler(tids[i]), SCHED_BATCH);
 		CHECK_EQ_INT(getpriority(PRIO_PROCESS, (id_t)tids[i]), 19);
 	}
-	CHECK_EQ_INT(coredam_sched_background(tpath("proc"), pid, NULL, 20), -EINVAL);
+	CHECK_ERRNO(coredam_sched_background(tpath("proc"), pid, NULL, 20), -EINVAL);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	/* gone: nothing to do, and no error */

@@ -74,9 +74,9 @@ TEST(status_unknown_and_missing_keys)
 
 		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_WRITE_BPS, v, sizeof(v)), 2);
 		CHECK_STREQ(v, "10");
-		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_BUSY_CEILING_BPS, v, sizeof(v)), -ENOENT);
-		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_DEVICES, v, sizeof(v)), -EINVAL);
-		CHECK_EQ_INT(coredam_status_value(&s, COREDAM_STATUS_MODE, v, 3), -ENOBUFS);
+		CHECK_ERRNO(coredam_status_value(&s, COREDAM_STATUS_BUSY_CEILING_BPS, v, sizeof(v)), -ENOENT);
+		CHECK_ERRNO(coredam_status_value(&s, COREDAM_STATUS_DEVICES, v, sizeof(v)), -EINVAL);
+		CHECK_ERRNO(coredam_status_value(&s, COREDAM_STATUS_MODE, v, 3), -ENOBUFS);
 	}
 	CHECK_EQ_INT(coredam_status_parse("", &s), 0);
 	CHECK_EQ_INT(s.have, 0);

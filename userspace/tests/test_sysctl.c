@@ -7,17 +7,17 @@ TEST(core_pattern_file)
 {
 	struct coredam_core_pattern p;
 
-	CHECK(coredam_core_pattern_parse("/var/crash/core.%e.%p", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("/var/crash/core.%e.%p", &p));
 	CHECK(p.kind == COREDAM_CORE_FILE && p.dir_known);
 	CHECK_STREQ(p.dir, "/var/crash");
-	CHECK(coredam_core_pattern_parse("/scratch/core.%p", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("/scratch/core.%p", &p));
 	CHECK_STREQ(p.dir, "/scratch");
-	CHECK(coredam_core_pattern_parse("/core", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("/core", &p));
 	CHECK_STREQ(p.dir, "/");
-	CHECK(coredam_core_pattern_parse("/var/crash/%u/core.%p", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("/var/crash/%u/core.%p", &p));
 	CHECK_STREQ(p.dir, "/var/crash");
 	CHECK(strstr(p.note, "specifier") != NULL);
-	CHECK(coredam_core_pattern_parse("core", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("core", &p));
 	CHECK(p.kind == COREDAM_CORE_FILE && !p.dir_known);
 	CHECK(strstr(p.note, "working directory") != NULL);
 }
@@ -26,18 +26,18 @@ TEST(core_pattern_pipe_socket)
 {
 	struct coredam_core_pattern p;
 
-	CHECK(coredam_core_pattern_parse("|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h", &p));
 	CHECK(p.kind == COREDAM_CORE_PIPE && p.dir_known);
 	CHECK_STREQ(p.dir, "/var/lib/systemd/coredump");
 	CHECK_STREQ(p.helper, "/usr/lib/systemd/systemd-coredump");
-	CHECK(coredam_core_pattern_parse("|/usr/share/apport/apport -p%p -s%s", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("|/usr/share/apport/apport -p%p -s%s", &p));
 	CHECK_STREQ(p.dir, "/var/crash");
-	CHECK(coredam_core_pattern_parse("|/usr/sbin/coredam-pipe /scratch %p", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("|/usr/sbin/coredam-pipe /scratch %p", &p));
 	CHECK(p.dir_known);
 	CHECK_STREQ(p.dir, "/scratch");
-	CHECK(coredam_core_pattern_parse("|/bin/mystery %p", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("|/bin/mystery %p", &p));
 	CHECK(!p.dir_known && strstr(p.note, "Destination=") != NULL);
-	CHECK(coredam_core_pattern_parse("@/run/coredump.socket", &p) == 0);
+	CHECK_OK(coredam_core_pattern_parse("@/run/coredump.socket", &p));
 	CHECK(p.kind == COREDAM_CORE_SOCKET && !p.dir_known);
 }
 
@@ -80,7 +80,7 @@ TEST(stats_parse)
 {
 	struct coredam_stats s;
 
-	CHECK(coredam_stats_parse(stats_text, &s) == 0);
+	CHECK_OK(coredam_stats_parse(stats_text, &s));
 	CHECK_EQ_INT(s.v[COREDAM_STAT_STARTED], 20);
 	CHECK_EQ_INT(s.v[COREDAM_STAT_ACTIVE], 2);
 	CHECK_EQ_INT(s.v[COREDAM_STAT_WAITING], 2);
@@ -104,18 +104,18 @@ TEST(stats_parse_by_name)
 	struct coredam_stats a, b;
 	char buf[2048];
 
-	CHECK(coredam_stats_parse(stats_text, &a) == 0);
+	CHECK_OK(coredam_stats_parse(stats_text, &a));
 	/* a newer kernel's names, before, among and after ours, are ignored */
 	snprintf(buf, sizeof(buf), "zz_first 7\n%.*sfuture_gauge 18446744073709551615\n%snext_counter 9\n",
 		 (int)(strstr(stats_text, "active") - stats_text), stats_text, strstr(stats_text, "active"));
-	CHECK(coredam_stats_parse(buf, &b) == 0);
+	CHECK_OK(coredam_stats_parse(buf, &b));
 	CHECK(memcmp(&a, &b, sizeof(a)) == 0);
 	/* the order does not matter, nor a newline after the last line */
-	CHECK(coredam_stats_parse("bytes 123456789\nfailed_io 0\nfailed_write 1\nfailed_killed 1\n"
-				  "failed_limit 0\nfailed_setup 0\nfailed_open 1\nuncharged 1\nleases_ended 4\n"
-				  "overtime 1\nwaiting 2\nactive 2\nskipped_pipe_limit 1\nskipped_killed 1\n"
-				  "skipped_timeout 1\nskipped_full 1\nfailed 3\ncompleted 8\nadmitted 15\nstarted 20",
-				  &b) == 0);
+	CHECK_OK(coredam_stats_parse("bytes 123456789\nfailed_io 0\nfailed_write 1\nfailed_killed 1\n"
+				     "failed_limit 0\nfailed_setup 0\nfailed_open 1\nuncharged 1\nleases_ended 4\n"
+				     "overtime 1\nwaiting 2\nactive 2\nskipped_pipe_limit 1\nskipped_killed 1\n"
+				     "skipped_timeout 1\nskipped_full 1\nfailed 3\ncompleted 8\nadmitted 15\nstarted 20",
+				     &b));
 	CHECK(memcmp(&a, &b, sizeof(a)) == 0);
 	/* the largest value fits */
 	stats_text_with("bytes", "bytes 18446744073709551615\n", buf, sizeof(buf));
@@ -171,7 +171,7 @@ TEST(stats_parse_refuses)
 		CHECK_EQ_INT(r, -EBADMSG);
 	}
 	for (size_t i = 0; i < ELEMENTSOF(garbage); i++)
-		CHECK(coredam_stats_parse(garbage[i], &s) == -EBADMSG);
+		CHECK_ERRNO(coredam_stats_parse(garbage[i], &s), -EBADMSG);
 	CHECK(memcmp(&s, &keep, sizeof(s)) == 0);
 }
 
@@ -179,7 +179,7 @@ TEST(stats_invariants)
 {
 	struct coredam_stats s, ok;
 
-	CHECK(coredam_stats_parse(stats_text, &ok) == 0);
+	CHECK_OK(coredam_stats_parse(stats_text, &ok));
 	CHECK(coredam_stats_consistent(&ok));
 	/* at rest: nothing active, waiting or over time */
 	memset(&s, 0, sizeof(s));
@@ -238,11 +238,11 @@ TEST(kernel_probe)
 	char buf[64];
 
 	fake_proc(false);
-	CHECK(coredam_kernel_probe(&r, &k) == 0);
+	CHECK_OK(coredam_kernel_probe(&r, &k));
 	CHECK(!k.core_cgroup && !coredam_kernel_full(&k));
-	CHECK(coredam_stats_read(&r, &s) == -ENOENT);
+	CHECK_ERRNO(coredam_stats_read(&r, &s), -ENOENT);
 	fake_proc(true);
-	CHECK(coredam_kernel_probe(&r, &k) == 0);
+	CHECK_OK(coredam_kernel_probe(&r, &k));
 	CHECK(coredam_kernel_full(&k));
 	CHECK(coredam_stats_read(&r, &s) == 0 && s.v[COREDAM_STAT_BYTES] == 123456789);
 	/* the whole file, however long a later kernel makes it */
@@ -256,11 +256,11 @@ TEST(kernel_probe)
 		mkfile("proc/sys/kernel/core_dump_stats", big);
 		CHECK(coredam_stats_read(&r, &s) == 0 && s.v[COREDAM_STAT_BYTES] == 123456789);
 		mkfile("proc/sys/kernel/core_dump_stats", "0 0 3 3 3 0 0 0 0 0 0 4096\n");
-		CHECK(coredam_stats_read(&r, &s) == -EBADMSG);
+		CHECK_ERRNO(coredam_stats_read(&r, &s), -EBADMSG);
 	}
-	CHECK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)) == 0);
+	CHECK_OK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)));
 	CHECK_STREQ(buf, "/var/crash/core.%p");
-	CHECK(coredam_sysctl_read(&r, "kernel/../x", buf, sizeof(buf)) == -EINVAL);
+	CHECK_ERRNO(coredam_sysctl_read(&r, "kernel/../x", buf, sizeof(buf)), -EINVAL);
 }
 
 TEST(sysctl_save_restore_adopt)
@@ -272,15 +272,15 @@ TEST(sysctl_save_restore_adopt)
 
 	fake_proc(true);
 	mkdirs("state");
-	CHECK(coredam_sysctl_save(&r, names, 3) == 0);
-	CHECK(coredam_sysctl_write(&r, "kernel.core_cgroup", "/coredump.slice") == 0);
-	CHECK(coredam_sysctl_write(&r, "kernel.core_max_concurrency", "2") == 0);
+	CHECK_OK(coredam_sysctl_save(&r, names, 3));
+	CHECK_OK(coredam_sysctl_write(&r, "kernel.core_cgroup", "/coredump.slice"));
+	CHECK_OK(coredam_sysctl_write(&r, "kernel.core_max_concurrency", "2"));
 	/* a restarted agent saves again: the first originals are kept */
-	CHECK(coredam_sysctl_save(&r, names, 3) == 0);
+	CHECK_OK(coredam_sysctl_save(&r, names, 3));
 	s = slurp("state/sysctl.saved");
 	CHECK(s && strcmp(s, "kernel.core_cgroup \nkernel.core_max_concurrency 0\n") == 0);
 	free(s);
-	CHECK(coredam_sysctl_restore(&r) == 0);
+	CHECK_OK(coredam_sysctl_restore(&r));
 	/* fake sysctl files are not truncated by a write: compare the written prefix */
 	s = slurp("proc/sys/kernel/core_max_concurrency");
 	CHECK(s && strncmp(s, "0\n", 2) == 0);
@@ -288,7 +288,7 @@ TEST(sysctl_save_restore_adopt)
 	s = slurp("proc/sys/kernel/core_cgroup");
 	CHECK(s && s[0] == '\n'); /* cleared with a newline */
 	free(s);
-	CHECK(coredam_sysctl_restore(&r) == -ENOENT);
+	CHECK_ERRNO(coredam_sysctl_restore(&r), -ENOENT);
 }
 
 /* The core_pattern a unit's ExecStartPre= installs is saved apart from the daemon's knobs. */
@@ -301,18 +301,18 @@ TEST(sysctl_pattern_saved_apart)
 
 	fake_proc(true);
 	mkdirs("state");
-	CHECK(coredam_sysctl_save_as(&r, COREDAM_PATTERN_SAVED, pattern, 1) == 0);
-	CHECK(coredam_sysctl_write(&r, "kernel.core_pattern", "|/usr/libexec/coredam/coredam-pipe") == 0);
-	CHECK(coredam_sysctl_save(&r, knobs, 1) == 0);
+	CHECK_OK(coredam_sysctl_save_as(&r, COREDAM_PATTERN_SAVED, pattern, 1));
+	CHECK_OK(coredam_sysctl_write(&r, "kernel.core_pattern", "|/usr/libexec/coredam/coredam-pipe"));
+	CHECK_OK(coredam_sysctl_save(&r, knobs, 1));
 	s = slurp("state/core_pattern.saved");
 	CHECK(s && strcmp(s, "kernel.core_pattern /var/crash/core.%p\n") == 0);
 	free(s);
 	/* the daemon's restore leaves the pattern; ExecStopPost='s restores it */
-	CHECK(coredam_sysctl_restore(&r) == 0);
-	CHECK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)) == 0);
+	CHECK_OK(coredam_sysctl_restore(&r));
+	CHECK_OK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)));
 	CHECK(strncmp(buf, "|/usr", 5) == 0);
-	CHECK(coredam_sysctl_restore_from(&r, COREDAM_PATTERN_SAVED) == 0);
-	CHECK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)) == 0);
+	CHECK_OK(coredam_sysctl_restore_from(&r, COREDAM_PATTERN_SAVED));
+	CHECK_OK(coredam_sysctl_read(&r, "kernel.core_pattern", buf, sizeof(buf)));
 	CHECK(strncmp(buf, "/var/crash/core.%p", 18) == 0);
-	CHECK(coredam_sysctl_restore_from(&r, COREDAM_PATTERN_SAVED) == -ENOENT);
+	CHECK_ERRNO(coredam_sysctl_restore_from(&r, COREDAM_PATTERN_SAVED), -ENOENT);
 }
