@@ -5,11 +5,7 @@
  * testbed of DESIGN.md (idle; a storm where a probe's fsyncs suffer; and a
  * foreground burst that comes and goes).
  */
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "budget.h"
-#include "space.h"
 #include "test.h"
 #include "macro.h"
 
@@ -135,47 +131,6 @@ TEST(budget_out_of_range_state_clamped)
 	coredam_budget_step(&p, &b, &s, &n); /* from fixed "unlimited" */
 	CHECK(n.wbps <= 40000000 && n.wbps >= 10000000);
 	CHECK(n.concurrency >= 1 && n.concurrency <= 4);
-}
-
-TEST(admission_and_space_guard)
-{
-	struct coredam_config c;
-	struct coredam_budget b = { .wbps = 1, .concurrency = 3 };
-	struct coredam_admission a;
-	struct coredam_space sp;
-
-	coredam_config_init(&c);
-	c.wait_timeout_usec = 500; /* under a millisecond: still a timeout */
-	coredam_admission_eval(&c, &b, false, &a);
-	CHECK(a.concurrency == 3 && a.waiting == 64 && a.timeout_ms == 1);
-	coredam_admission_eval(&c, &b, true, &a);
-	CHECK(a.concurrency == 1 && a.waiting == 1 && a.timeout_ms == 1);
-
-	coredam_space_eval(&c, 2ULL << 30, 100ULL << 30, &sp);
-	CHECK(!sp.below && sp.floor_bytes == 1ULL << 30);
-	coredam_space_eval(&c, 512ULL << 20, 100ULL << 30, &sp);
-	CHECK(sp.below);
-	c.free_floor_percent = 5;
-	coredam_space_eval(&c, 2ULL << 30, 100ULL << 30, &sp);
-	CHECK(sp.below && sp.floor_bytes == 5ULL << 30);
-	c.free_floor_bytes = 0;
-	c.free_floor_percent = 0;
-	coredam_space_eval(&c, 0, 100ULL << 30, &sp);
-	CHECK(!sp.below); /* floor off */
-
-	/* by path and by an open directory: the same file system, the same figures */
-	{
-		struct coredam_space by_fd;
-		int fd = open(tmp_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		c.free_floor_bytes = UINT64_MAX / 2;	/* no file system has that much free */
-		CHECK(coredam_space_check(&c, tmp_root(), &sp) == 0 && sp.below && sp.total_bytes > 0);
-		CHECK(fd >= 0 && coredam_space_check_fd(&c, fd, &by_fd) == 0);
-		CHECK(by_fd.below && by_fd.total_bytes == sp.total_bytes && by_fd.floor_bytes == sp.floor_bytes);
-		CHECK_ERRNO(coredam_space_check_fd(&c, -1, &by_fd), -EBADF);
-		if (fd >= 0)
-			close(fd);
-	}
 }
 
 TEST(budget_lifts_when_idle_and_drops_back_on_pressure)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The control socket against hostile clients: whatever is malformed, cut
+ * The control protocol: a request parsed, one round trip over a real
+ * socket. Then the socket against hostile clients: whatever is malformed, cut
  * off, too long, too slow or from another user is answered with "ERR" and
  * never reaches the caller of coredam_ctl_next_request(), so it changes
  * nothing; many clients at once are all served.
@@ -23,6 +24,64 @@
 #include "time-util.h"
 
 #define NOBODY 65534
+
+TEST(control_parse)
+{
+	struct coredam_ctl_request q;
+	const char *s, *k;
+	char big[400];
+
+	CHECK(coredam_ctl_parse("STATUS", &q) == 0 && q.cmd == COREDAM_CTL_STATUS);
+	CHECK(coredam_ctl_parse("SET bandwidth 20M", &q) == 0 && q.cmd == COREDAM_CTL_SET);
+	CHECK_STREQ(q.name, "bandwidth");
+	CHECK_STREQ(q.value, "20M");
+	CHECK_ERRNO(coredam_ctl_parse("SET colour blue", &q), -ENOENT);
+	CHECK_ERRNO(coredam_ctl_parse("SET bandwidth", &q), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_parse("SET bandwidth 1 2", &q), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_parse("STATUS now", &q), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_parse("", &q), -EINVAL);
+	memset(big, 'A', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK_ERRNO(coredam_ctl_parse(big, &q), -E2BIG);
+	CHECK_OK(coredam_ctl_set_key("concurrency", &s, &k));
+	CHECK_STREQ(k, "Concurrency");
+}
+
+TEST(control_roundtrip)
+{
+	char path[200], buf[256], req[COREDAM_CTL_REQ_MAX];
+	int lfd = -1, cfd = -1;
+	uid_t uid;
+	pid_t pid;
+	int status;
+
+	snprintf(path, sizeof(path), "%s", tpath("ctl.sock"));
+	CHECK_OK(coredam_ctl_listen(path, &lfd));
+	pid = fork();
+	if (pid == 0) {
+		int r = coredam_ctl_call(path, "PING", buf, sizeof(buf));
+
+		_exit(r > 0 && strcmp(buf, "OK\npong=1\n") == 0 ? 0 : 1);
+	}
+	for (int i = 0; i < 500 && cfd < 0; i++) {
+		if (coredam_ctl_accept(lfd, &cfd, &uid) < 0)
+			usleep(10000);
+	}
+	CHECK(cfd >= 0);
+	CHECK_OK(coredam_ctl_read_request(cfd, 2000, req, sizeof(req)));
+	CHECK_STREQ(req, "PING");
+	CHECK_OK(coredam_ctl_send(cfd, "OK\npong=1\n"));
+	close(cfd);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(lfd);
+	{
+		struct stat st;
+
+		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	}
+	CHECK_ERRNO(coredam_ctl_call(tpath("nope.sock"), "PING", buf, sizeof(buf)), -ENOENT);
+}
 
 /*
  * The server side of the tests: coredam_ctl_serve(), as coredamd calls it,

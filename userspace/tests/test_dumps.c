@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Dumps in progress from /proc, and what each is doing. */
+#include <stdlib.h>
+
+#include "dumps.h"
+#include "test.h"
+#include "macro.h"
+
+TEST(dumps_from_proc)
+{
+	struct coredam_roots r = { .proc = tkeep("proc"), .cgroup = tkeep("cg") };
+	struct coredam_dump *d = NULL;
+	size_t n = 0;
+
+	mkfile("proc/100/status", "Name:\tcrasher\nState:\tD\nCoreDumping:\t1\n");
+	mkfile("proc/100/cgroup", "0::/coredump.slice\n");
+	mkfile("proc/100/io", "rchar: 1\nwchar: 2\nwrite_bytes: 65536\n");
+	mklink("proc/100/exe", "/usr/bin/crasher");
+	mkfile("proc/101/status", "Name:\tcrasher\nCoreDumping:\t1\n");
+	mkfile("proc/101/cgroup", "0::/user.slice\n");
+	mkfile("proc/102/status", "Name:\tbash\nCoreDumping:\t0\n");
+	mkfile("proc/102/cgroup", "0::/user.slice\n");
+	mkfile("proc/103/status", "Name:\tcoredam-pipe\nCoreDumping:\t0\n");
+	mkfile("proc/103/cgroup", "0::/coredump.slice\n");
+	/* listed in the dump cgroup, but moved out since: its own file says */
+	mkfile("proc/1103/status", "Name:\tcoredam-pipe\nCoreDumping:\t0\n");
+	mkfile("proc/1103/cgroup", "0::/system.slice\n");
+	/* in the dump cgroup, its process not read here: nobody else's pid matches */
+	mkfile("cg/coredump.slice/cgroup.procs", "100\n1103\n103\n10300\n");
+	mkfile("proc/self/status", "Name:\tx\n");
+	CHECK_OK(coredam_dumps_list(&r, "/coredump.slice", &d, &n));
+	CHECK_EQ_INT(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].pid == 100) {
+			CHECK(d[i].state == COREDAM_DUMP_WRITING);
+			CHECK_EQ_INT(d[i].write_bytes, 65536);
+			CHECK_STREQ(d[i].exe, "/usr/bin/crasher");
+			CHECK_STREQ(d[i].comm, "crasher");
+			CHECK_STREQ(d[i].cgroup, "/coredump.slice");
+		} else if (d[i].pid == 101) {
+			CHECK(d[i].state == COREDAM_DUMP_DUMPING);
+			CHECK_STREQ(d[i].cgroup, "/user.slice");
+		} else {
+			CHECK(d[i].pid == 103 && d[i].state == COREDAM_DUMP_HELPER);
+		}
+	}
+	free(d);
+	d = NULL;
+	CHECK(coredam_dumps_list(&r, "", &d, &n) == 0 && n == 2);
+	free(d);
+}
+
+TEST(status_field)
+{
+	const char *st = "Name:\tbad name\nUmask:\t0022\nCoreDumpingX:\t1\nCoreDumping:\t0\nThreads:  12\n";
+	char v[8];
+
+	CHECK(coredam_status_field(st, "Name", v, sizeof(v)) && strcmp(v, "bad nam") == 0);
+	/* a key that only starts another's name is not that key */
+	CHECK(coredam_status_field(st, "CoreDumping", v, sizeof(v)) && strcmp(v, "0") == 0);
+	CHECK(coredam_status_field(st, "Threads", v, sizeof(v)) && strcmp(v, "12") == 0);
+	CHECK(!coredam_status_field(st, "Core", v, sizeof(v)));
+	CHECK(!coredam_status_field(st, "Tgid", v, sizeof(v)));
+}
+
+TEST(dump_classify)
+{
+	struct coredam_dump now = { .state = COREDAM_DUMP_DUMPING, .syscw = 10 };
+	struct coredam_dump_seen none = { 0 }, same = { true, COREDAM_DUMP_WAITING, 10 },
+				 fewer = { true, COREDAM_DUMP_WAITING, 9 }, wrote = { true, COREDAM_DUMP_WRITING, 10 };
+	struct coredam_dump helper = { .state = COREDAM_DUMP_HELPER }, v1 = { .state = COREDAM_DUMP_WRITING };
+
+	/* no queue: nothing to tell */
+	CHECK(coredam_dump_classify(&now, &none, false, 3) == COREDAM_DUMP_DUMPING);
+	/* nobody waits: every dumper writes */
+	CHECK(coredam_dump_classify(&now, &none, true, 0) == COREDAM_DUMP_WRITING);
+	/* someone waits: new and idle dumpers wait, one that wrote writes */
+	CHECK(coredam_dump_classify(&now, &none, true, 1) == COREDAM_DUMP_WAITING);
+	CHECK(coredam_dump_classify(&now, &same, true, 1) == COREDAM_DUMP_WAITING);
+	CHECK(coredam_dump_classify(&now, &fewer, true, 1) == COREDAM_DUMP_WRITING);
+	CHECK(coredam_dump_classify(&now, &wrote, true, 1) == COREDAM_DUMP_WRITING);
+	/* what the listing knows stays */
+	CHECK(coredam_dump_classify(&helper, &none, true, 1) == COREDAM_DUMP_HELPER);
+	CHECK(coredam_dump_classify(&v1, &none, true, 1) == COREDAM_DUMP_WRITING);
+}
