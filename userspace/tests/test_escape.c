@@ -120,19 +120,6 @@ TEST(escape_truncates_whole)
 }
 
 /*
- * status --json emitted the raw bytes: invalid UTF-8, a document no parser
- * takes. Through jansson, a byte that is not UTF-8 is its Latin-1 character.
- */
-TEST(json_valid_utf8_no_controls)
-{
-	CHECK_STREQ(json("\033]0;x\007"), "\"\\u001B]0;x\\u0007\"");
-	CHECK_STREQ(json("a\n<0>b"), "\"a\\n<0>b\"");
-	CHECK_STREQ(json("\xff\xc0\xaf"), "\"\\u00FF\\u00C0\\u00AF\"");
-	CHECK_STREQ(json("\xc2\x9b" "x\x7f"), "\"\\u009Bx\\u007F\"");
-	CHECK_STREQ(json("q\"b\\"), "\"q\\\"b\\\\\"");
-}
-
-/*
  * Every string of two bytes, and random strings of up to 8 bytes, come out
  * of both escapes as valid UTF-8 without a control character.
  */

@@ -29,6 +29,19 @@ TEST(json_text_takes_any_bytes)
 	CHECK_STREQ(dumped("/usr/local/bin/crasher"), "\"/usr/local/bin/crasher\"");
 }
 
+/*
+ * status --json emitted the raw bytes: invalid UTF-8, a document no parser
+ * takes. Through jansson, a byte that is not UTF-8 is its Latin-1 character.
+ */
+TEST(json_valid_utf8_no_controls)
+{
+	CHECK_STREQ(dumped("\033]0;x\007"), "\"\\u001B]0;x\\u0007\"");
+	CHECK_STREQ(dumped("a\n<0>b"), "\"a\\n<0>b\"");
+	CHECK_STREQ(dumped("\xff\xc0\xaf"), "\"\\u00FF\\u00C0\\u00AF\"");
+	CHECK_STREQ(dumped("\xc2\x9b" "x\x7f"), "\"\\u009Bx\\u007F\"");
+	CHECK_STREQ(dumped("q\"b\\"), "\"q\\\"b\\\\\"");
+}
+
 /* DEL is the one control character jansson leaves alone; the dumps escape it too */
 TEST(json_dump_escapes_del)
 {
