@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -10,15 +12,47 @@
 #include "string-util.h"
 #include "time-util.h"
 
-ssize_t read_full(int fd, void *buf, size_t size)
+/*
+ * Wait until @fd is readable or @deadline (CLOCK_MONOTONIC) passes: 1
+ * readable, 0 to ask again (a signal, poll()'s own timeout), -ETIME at the
+ * deadline, -errno.
+ */
+static int wait_readable(int fd, uint64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	int r;
+
+	if (now >= deadline)
+		return -ETIME;
+	r = poll(&p, 1, (int)MIN((deadline - now + 999) / 1000, (uint64_t)INT_MAX));
+	if (r < 0 && errno != EINTR)
+		return -errno;
+	return r > 0;
+}
+
+ssize_t read_full_until(int fd, void *buf, size_t size, uint64_t deadline, bool *ret_timed_out)
 {
 	size_t o = 0;
 
 	while (o < size) {
-		ssize_t n = read(fd, (unsigned char *)buf + o, size - o);
+		ssize_t n;
 
+		if (deadline) {
+			int r = wait_readable(fd, deadline);
+
+			if (r == -ETIME) {
+				*ret_timed_out = true;
+				break;
+			}
+			if (r < 0)
+				return r;
+			if (r == 0)
+				continue;
+		}
+		n = read(fd, (unsigned char *)buf + o, size - o);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || (deadline && errno == EAGAIN))
 				continue;
 			return -errno;
 		}
@@ -27,6 +61,11 @@ ssize_t read_full(int fd, void *buf, size_t size)
 		o += (size_t)n;
 	}
 	return (ssize_t)o;
+}
+
+ssize_t read_full(int fd, void *buf, size_t size)
+{
+	return read_full_until(fd, buf, size, 0, NULL);
 }
 
 int read_file_at(int dirfd, const char *path, size_t max, char **ret)

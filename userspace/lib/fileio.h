@@ -8,6 +8,13 @@
 /* Fill @buf from @fd up to @size bytes or EOF; the count read. */
 ssize_t read_full(int fd, void *buf, size_t size);
 
+/*
+ * The same, giving up at @deadline (CLOCK_MONOTONIC; 0: never, as
+ * read_full()): the bytes read by then, with *@ret_timed_out set. A stream
+ * that stalls does not hold the reader past its deadline.
+ */
+ssize_t read_full_until(int fd, void *buf, size_t size, uint64_t deadline, bool *ret_timed_out);
+
 /* Write all @len bytes of @data to @fd, retrying short writes and EINTR. */
 int write_all(int fd, const void *data, size_t len);
 

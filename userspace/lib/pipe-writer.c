@@ -11,17 +11,13 @@
  * the cache: at most about two windows are dirty or in flight.
  */
 #include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <sys/statvfs.h>
-#include <time.h>
 #include <zstd.h>
 
 #include "elfcore.h"
 #include "pipe-writer.h"
 #include "macro.h"
 #include "fileio.h"
-#include "time-util.h"
 
 #define PAGE 4096
 #define CHUNK (256 * 1024)
@@ -148,46 +144,6 @@ static void keep_head(const struct coredam_pipe_copy_opts *o, const unsigned cha
 	}
 }
 
-/*
- * read_full() that gives up at @deadline (CLOCK_MONOTONIC; 0: never): the
- * bytes read by then, with *ret_timed_out set. A stream that stalls does
- * not hold the helper past its deadline.
- */
-static ssize_t read_by(int fd, void *buf, size_t size, uint64_t deadline, bool *ret_timed_out)
-{
-	size_t o = 0;
-
-	if (!deadline)
-		return read_full(fd, buf, size);
-
-	while (o < size) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = now_usec(CLOCK_MONOTONIC);
-		ssize_t n;
-		int r;
-
-		if (now >= deadline) {
-			*ret_timed_out = true;
-			break;
-		}
-		r = poll(&p, 1, (int)MIN((deadline - now + 999) / 1000, (uint64_t)INT_MAX));
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r <= 0)
-			continue;
-		n = read(fd, (unsigned char *)buf + o, size - o);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		o += (size_t)n;
-	}
-	return (ssize_t)o;
-}
-
 /* The zstd compressor of a copy: a context and its output buffer. */
 struct zout {
 	ZSTD_CCtx *z;
@@ -262,7 +218,7 @@ static int more_past_limit(int infd, const struct coredam_pipe_copy_opts *o, str
 	unsigned char extra;
 	ssize_t n;
 
-	n = read_by(infd, &extra, 1, o->deadline_usec, &res->timed_out);
+	n = read_full_until(infd, &extra, 1, o->deadline_usec, &res->timed_out);
 	if (n < 0)
 		return (int)n;
 	res->truncated = n > 0 || res->timed_out;
@@ -309,7 +265,7 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 			res.no_space = res.truncated = true;
 			break;
 		}
-		n = read_by(infd, buf, want, o->deadline_usec, &res.timed_out);
+		n = read_full_until(infd, buf, want, o->deadline_usec, &res.timed_out);
 		if (n < 0)
 			return (int)n;
 		if (n == 0) {

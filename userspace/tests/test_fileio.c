@@ -6,6 +6,7 @@
 #include "test.h"
 #include "macro.h"
 #include "fileio.h"
+#include "time-util.h"
 
 TEST(atomic_write)
 {
@@ -96,4 +97,38 @@ TEST(atomic_write_failure_cleans_up)
 	CHECK_ERRNO(write_file_atomic_at(fd, "f", "x\n", 2, 0644), -EISDIR);
 	CHECK_EQ_INT(count_other_entries("f", "f", "f"), 0);
 	close(fd);
+}
+
+/* What a stream gave by the deadline, then no more waiting; without one, to its end. */
+TEST(read_full_until_deadline)
+{
+	char buf[16] = "";
+	bool timed_out = false;
+	uint64_t t0;
+	int p[2];
+
+	CHECK(pipe(p) == 0);
+	CHECK(write(p[1], "abc", 3) == 3);
+	/* the write end stays open: the stream stalls after 3 bytes */
+	t0 = now_usec(CLOCK_MONOTONIC);
+	CHECK_EQ_INT(read_full_until(p[0], buf, sizeof(buf), t0 + 100 * 1000, &timed_out), 3);
+	CHECK(timed_out && memcmp(buf, "abc", 3) == 0);
+	CHECK(now_usec(CLOCK_MONOTONIC) - t0 >= 100 * 1000);
+	CHECK(now_usec(CLOCK_MONOTONIC) - t0 < 5 * 1000000);
+
+	/* a deadline already past reads nothing */
+	timed_out = false;
+	CHECK(write(p[1], "de", 2) == 2);
+	CHECK_EQ_INT(read_full_until(p[0], buf, sizeof(buf), t0, &timed_out), 0);
+	CHECK(timed_out);
+
+	/* the stream ends before the deadline: all of it, not timed out */
+	close(p[1]);
+	timed_out = false;
+	CHECK_EQ_INT(read_full_until(p[0], buf, sizeof(buf), now_usec(CLOCK_MONOTONIC) + 60 * 1000000ULL,
+				     &timed_out), 2);
+	CHECK(!timed_out && memcmp(buf, "de", 2) == 0);
+	/* no deadline: read_full(), to the end */
+	CHECK_EQ_INT(read_full_until(p[0], buf, sizeof(buf), 0, NULL), 0);
+	close(p[0]);
 }
