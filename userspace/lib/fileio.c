@@ -126,23 +126,30 @@ int write_file_at(int dirfd, const char *path, const char *s)
 	return 0;
 }
 
-int tmpfile_commit_at(int dirfd, int fd, const char *tmp, const char *path, mode_t mode, unsigned int flags)
+/* Remove the temporary @tmp after the failure @r; returns @r. */
+static int tmp_remove_at(int dirfd, const char *tmp, int r)
 {
-	int r;
-
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	if (renameat2(dirfd, tmp, dirfd, path, flags) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	return 0;
-
-out_unlink:
 	unlinkat(dirfd, tmp, 0);
 	return r;
+}
+
+/*
+ * renameat2() @tmp to @path with @flags; on failure @tmp is removed. With
+ * no flags rename() replaces the name @path, a symlink there included, and
+ * never follows it.
+ */
+static int tmp_rename_at(int dirfd, const char *tmp, const char *path, unsigned int flags)
+{
+	if (renameat2(dirfd, tmp, dirfd, path, flags) < 0)
+		return tmp_remove_at(dirfd, tmp, -errno);
+	return 0;
+}
+
+int tmpfile_commit_at(int dirfd, int fd, const char *tmp, const char *path, mode_t mode, unsigned int flags)
+{
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+		return tmp_remove_at(dirfd, tmp, -errno);
+	return tmp_rename_at(dirfd, tmp, path, flags);
 }
 
 /* "<path>.tmp.<16 hex digits>": a name nobody can plant anything at in advance. */
@@ -276,7 +283,7 @@ int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t l
 	if (r == 0) {
 		r = link_anon_at(fd, dirfd, path, tmp, sizeof(tmp));
 		if (r == 0)
-			goto rename;
+			return tmp_rename_at(dirfd, tmp, path, 0);
 		if (r != -ENOENT)
 			return r;
 		close(take_fd(&fd));
@@ -289,19 +296,8 @@ int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t l
 		return r;
 	r = fill_fd(fd, data, len, mode);
 	if (r < 0)
-		goto out_unlink;
-
-rename:
-	/* rename() replaces the name @path, a symlink there included, and never follows it */
-	if (renameat(dirfd, tmp, dirfd, path) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	return 0;
-
-out_unlink:
-	unlinkat(dirfd, tmp, 0);
-	return r;
+		return tmp_remove_at(dirfd, tmp, r);
+	return tmp_rename_at(dirfd, tmp, path, 0);
 }
 
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode)
