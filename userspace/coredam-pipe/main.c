@@ -354,13 +354,13 @@ static int drop(struct helper *h, int what, int status)
 /* Options; -1 to go on, else the exit status (--help, --version, a usage error). */
 static int parse_options(struct helper *h, int argc, char **argv)
 {
-	enum { OPT_CONFIG_DIR = 256, OPT_STATE, OPT_PROC, OPT_CG, OPT_DECOMPRESS, OPT_CHECK, OPT_VERSION };
+	enum { OPT_CONFIG_DIR = 256, OPT_DECOMPRESS, OPT_CHECK, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
-		{ "state-dir", required_argument, NULL, OPT_STATE },
-		{ "proc-root", required_argument, NULL, OPT_PROC },
-		{ "cgroup-root", required_argument, NULL, OPT_CG },
+		{ "state-dir", required_argument, NULL, COREDAM_OPT_STATE_DIR },
+		{ "proc-root", required_argument, NULL, COREDAM_OPT_PROC_ROOT },
+		{ "cgroup-root", required_argument, NULL, COREDAM_OPT_CGROUP_ROOT },
 		{ "decompress", no_argument, NULL, OPT_DECOMPRESS },
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "help", no_argument, NULL, 'h' },
@@ -370,21 +370,14 @@ static int parse_options(struct helper *h, int argc, char **argv)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) >= 0) {
+		if (coredam_roots_option(&h->roots, c, optarg))
+			continue;
 		switch (c) {
 		case 'c':
 			snprintf(h->config, sizeof(h->config), "%s", optarg);
 			break;
 		case OPT_CONFIG_DIR:
 			h->config_dir = optarg;
-			break;
-		case OPT_STATE:
-			h->roots.state = optarg;
-			break;
-		case OPT_PROC:
-			h->roots.proc = optarg;
-			break;
-		case OPT_CG:
-			h->roots.cgroup = optarg;
 			break;
 		case OPT_DECOMPRESS:
 			h->decompress = true;

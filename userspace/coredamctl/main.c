@@ -8,6 +8,7 @@
 #include "log.h"
 #include "macro.h"
 #include "paths.h"
+#include "roots.h"
 
 /* Each command: its arguments, what it does, its own options and exit codes. */
 static const struct ctl_command {
@@ -146,13 +147,13 @@ static int cmd_help(int argc, char **argv)
 /* The options before the command: -1 to go on, else the exit code. */
 static int parse_options(struct ctl *ctl, const char **ret_socket, int argc, char **argv)
 {
-	enum { OPT_SOCKET = 256, OPT_CG, OPT_PROC, OPT_SYS, OPT_VERSION };
+	enum { OPT_SOCKET = 256, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "cgroup-root", required_argument, NULL, OPT_CG },
-		{ "proc-root", required_argument, NULL, OPT_PROC },
-		{ "sys-root", required_argument, NULL, OPT_SYS },
+		{ "cgroup-root", required_argument, NULL, COREDAM_OPT_CGROUP_ROOT },
+		{ "proc-root", required_argument, NULL, COREDAM_OPT_PROC_ROOT },
+		{ "sys-root", required_argument, NULL, COREDAM_OPT_SYS_ROOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{}
@@ -161,21 +162,14 @@ static int parse_options(struct ctl *ctl, const char **ret_socket, int argc, cha
 
 	/* "+": stop at the command, whose own options follow it */
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) >= 0) {
+		if (coredam_roots_option(&ctl->roots, c, optarg))
+			continue;
 		switch (c) {
 		case 'c':
 			snprintf(ctl->config_file, sizeof(ctl->config_file), "%s", optarg);
 			break;
 		case OPT_SOCKET:
 			*ret_socket = optarg;
-			break;
-		case OPT_CG:
-			ctl->roots.cgroup = optarg;
-			break;
-		case OPT_PROC:
-			ctl->roots.proc = optarg;
-			break;
-		case OPT_SYS:
-			ctl->roots.sys = optarg;
 			break;
 		case 'h':
 			ctl_usage(stdout);

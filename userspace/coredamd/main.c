@@ -19,6 +19,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "paths.h"
+#include "roots.h"
 
 static void help(FILE *f)
 {
@@ -85,17 +86,16 @@ struct options {
 /* Options; -1 to go on, else the exit status (--help, --version, a usage error). */
 static int parse_options(struct agent *a, struct options *o, int argc, char **argv)
 {
-	enum { OPT_CONFIG_DIR = 256, OPT_CHECK, OPT_DUMP, OPT_CG, OPT_PROC, OPT_SYS, OPT_STATE, OPT_VERSION,
-	       OPT_PATTERN };
+	enum { OPT_CONFIG_DIR = 256, OPT_CHECK, OPT_DUMP, OPT_VERSION, OPT_PATTERN };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "dump-config", no_argument, NULL, OPT_DUMP },
-		{ "cgroup-root", required_argument, NULL, OPT_CG },
-		{ "proc-root", required_argument, NULL, OPT_PROC },
-		{ "sys-root", required_argument, NULL, OPT_SYS },
-		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "cgroup-root", required_argument, NULL, COREDAM_OPT_CGROUP_ROOT },
+		{ "proc-root", required_argument, NULL, COREDAM_OPT_PROC_ROOT },
+		{ "sys-root", required_argument, NULL, COREDAM_OPT_SYS_ROOT },
+		{ "state-dir", required_argument, NULL, COREDAM_OPT_STATE_DIR },
 		{ "core-pattern", required_argument, NULL, OPT_PATTERN },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -105,6 +105,8 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 	int c;
 
 	while ((c = getopt_long(argc, argv, "c:dh", opts, NULL)) >= 0) {
+		if (coredam_roots_option(&a->roots, c, optarg))
+			continue;
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -117,18 +119,6 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 			break;
 		case OPT_DUMP:
 			o->dump = true;
-			break;
-		case OPT_CG:
-			a->roots.cgroup = optarg;
-			break;
-		case OPT_PROC:
-			a->roots.proc = optarg;
-			break;
-		case OPT_SYS:
-			a->roots.sys = optarg;
-			break;
-		case OPT_STATE:
-			a->roots.state = optarg;
 			break;
 		case OPT_PATTERN:
 			if (strcmp(optarg, "self") && strcmp(optarg, "external") && strcmp(optarg, "install") &&
