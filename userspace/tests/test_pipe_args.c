@@ -47,25 +47,27 @@ TEST(pipe_args)
 	CHECK_ERRNO(coredam_pipe_args_parse(3, full, &a), -EINVAL);
 }
 
+/* @in as coredam_pipe_sanitize() makes it part of a name, in @size bytes */
+static const char *sanitized(const char *in, size_t size)
+{
+	static char out[64];
+
+	coredam_pipe_sanitize(in, out, MIN(size, sizeof(out)));
+	return out;
+}
+
 TEST(pipe_names_never_trust_comm)
 {
 	struct coredam_pipe_args a = { .pid = 12, .time = 99 };
-	char out[64], name[256];
+	char name[256];
 
-	coredam_pipe_sanitize("../../etc/x", out, sizeof(out));
-	CHECK_STREQ(out, "_._.._etc_x");
-	coredam_pipe_sanitize("a\nb\tc d", out, sizeof(out));
-	CHECK_STREQ(out, "a_b_c_d");
-	coredam_pipe_sanitize(".hidden", out, sizeof(out));
-	CHECK_STREQ(out, "_hidden");
-	coredam_pipe_sanitize("", out, sizeof(out));
-	CHECK_STREQ(out, "_");
-	coredam_pipe_sanitize("abcdefghijklmnopqrstuvwxyz", out, sizeof(out));
-	CHECK_STREQ(out, "abcdefghijklmno");
-	coredam_pipe_sanitize("\xc3\xa9t\xc3\xa9", out, sizeof(out));
-	CHECK_STREQ(out, "__t__");
-	coredam_pipe_sanitize("abc", out, 3);
-	CHECK_STREQ(out, "ab");
+	CHECK_STREQ(sanitized("../../etc/x", 64), "_._.._etc_x");
+	CHECK_STREQ(sanitized("a\nb\tc d", 64), "a_b_c_d");
+	CHECK_STREQ(sanitized(".hidden", 64), "_hidden");
+	CHECK_STREQ(sanitized("", 64), "_");
+	CHECK_STREQ(sanitized("abcdefghijklmnopqrstuvwxyz", 64), "abcdefghijklmno");
+	CHECK_STREQ(sanitized("\xc3\xa9t\xc3\xa9", 64), "__t__");
+	CHECK_STREQ(sanitized("abc", 3), "ab");
 
 	snprintf(a.comm, sizeof(a.comm), "../x");
 	CHECK(coredam_pipe_core_name(&a, false, name, sizeof(name)) > 0);
