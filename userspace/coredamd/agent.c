@@ -103,7 +103,7 @@ static int setup_kernel_leaf(struct agent *a)
 
 	if (strcmp(a->cfg.kernel_leaf, "auto") == 0) {
 		size_t l = strlen(a->cfg.cgroup);
-		const char *base = strrchr(a->cfg.cgroup, '/') + 1;
+		const char *base = path_basename(a->cfg.cgroup);
 
 		if (sd_booted() > 0 && l > 6 && strcmp(a->cfg.cgroup + l - 6, ".slice") == 0)
 			snprintf(leaf, sizeof(leaf), "%.*s-kernel.slice", (int)(strlen(base) - 6), base);

@@ -175,7 +175,7 @@ int coredam_dev_resolve_devnum(const struct coredam_roots *roots, unsigned int m
 	info.fs_minor = minor;
 	info.kind = COREDAM_DEV_DISK;
 	info.dm_name[0] = info.slaves[0] = '\0';
-	snprintf(info.name, sizeof(info.name), "%s", strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
+	snprintf(info.name, sizeof(info.name), "%s", path_basename(link));
 	info.major = major;
 	info.minor = minor;
 
@@ -192,8 +192,7 @@ int coredam_dev_resolve_devnum(const struct coredam_roots *roots, unsigned int m
 		s = strrchr(link, '/');
 		if (s) {
 			*s = '\0';
-			s = strrchr(link, '/');
-			snprintf(info.name, sizeof(info.name), "%s", s ? s + 1 : link);
+			snprintf(info.name, sizeof(info.name), "%s", path_basename(link));
 		}
 		info.kind = COREDAM_DEV_PARTITION;
 		closep(&devfd);

@@ -86,6 +86,13 @@ int path_split(const char *path, char *dir, size_t dirsize, const char **ret_bas
 	return 0;
 }
 
+const char *path_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 int mkdir_parent(const char *path, mode_t mode)
 {
 	char dir[PATH_MAX];

@@ -25,6 +25,9 @@ int mkdir_p(const char *path, mode_t mode);
  */
 int path_split(const char *path, char *dir, size_t dirsize, const char **ret_base);
 
+/* The last component of @path: what follows its last '/', or all of it ("" when it ends in '/'). */
+const char *path_basename(const char *path);
+
 /* mkdir -p of the directory @path is in. */
 int mkdir_parent(const char *path, mode_t mode);
 

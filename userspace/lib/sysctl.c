@@ -136,7 +136,7 @@ int coredam_core_pattern_parse(const char *pattern, struct coredam_core_pattern 
 		if (sscanf(pattern + 1, "%4095s %4095s", helper, arg1) < 1)
 			return -EINVAL;
 		snprintf(cp.helper, sizeof(cp.helper), "%s", helper);
-		base = strrchr(helper, '/') ? strrchr(helper, '/') + 1 : helper;
+		base = path_basename(helper);
 		for (size_t i = 0; i < ELEMENTSOF(known_helpers); i++) {
 			if (strcmp(base, known_helpers[i].helper) != 0)
 				continue;

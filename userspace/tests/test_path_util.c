@@ -36,3 +36,11 @@ TEST(path_split_and_parent)
 	CHECK(access(tpath("p/q"), F_OK) == 0);
 	CHECK(access(tpath("p/q/file"), F_OK) < 0);
 }
+
+TEST(path_basename)
+{
+	CHECK_STREQ(path_basename("/usr/lib/systemd/systemd-coredump"), "systemd-coredump");
+	CHECK_STREQ(path_basename("/x"), "x");
+	CHECK_STREQ(path_basename("name"), "name");
+	CHECK_STREQ(path_basename("/run/"), "");
+}
