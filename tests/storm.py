@@ -61,7 +61,7 @@ cat > /tmp/coredam.conf <<'CONF'
 {conf}
 CONF
 sed -i "s/@QUEUE_CAP@/$QUEUE_CAP/" /tmp/coredam.conf
-coredamd -c /tmp/coredam.conf > $RESULTS/agent.log 2>&1 &
+{command} -c /tmp/coredam.conf > $RESULTS/agent.log 2>&1 &
 echo $! > /tmp/agent.pid
 waitfor 30 "coredamd answers" agent_running -c /tmp/coredam.conf ||
     {{ cat $RESULTS/agent.log; exit 1; }}
@@ -85,8 +85,9 @@ class Setup:
     teardown: str = ""
 
 
-def agent_setup(name, describe, conf, kernel="patched"):
-    return Setup(name, kernel, describe, script=AGENT_START.format(conf=conf.strip()),
+def agent_setup(name, describe, conf, kernel="patched", command="coredamd"):
+    """@command starts the agent (it must exec coredamd: its pid is the agent's)."""
+    return Setup(name, kernel, describe, script=AGENT_START.format(conf=conf.strip(), command=command),
                  teardown=AGENT_STOP)
 
 
