@@ -147,7 +147,7 @@ SETUPS = [
     # the agent's own CPU: its look through /proc and its work on each new
     # dump, at nice 10 instead of the foreground's priority
     storm.agent_setup("coredam-adaptive-agentnice", ADAPTIVE_DESCRIBE + ", the agent itself at nice 10",
-                      ADAPTIVE, command="nice -n 10 coredamd"),
+                      ADAPTIVE, after_start="renice -n 10 -p $(cat /tmp/agent.pid) > /dev/null"),
     # the fixed budget at the rate the adaptive one's ceiling allows: rate
     # or movement, which costs the probe
     variant("coredam-fixed-20m", FIXED_DESCRIBE, FIXED, "Limits", "WriteBandwidth=20M",

@@ -61,8 +61,9 @@ cat > /tmp/coredam.conf <<'CONF'
 {conf}
 CONF
 sed -i "s/@QUEUE_CAP@/$QUEUE_CAP/" /tmp/coredam.conf
-{command} -c /tmp/coredam.conf > $RESULTS/agent.log 2>&1 &
+coredamd -c /tmp/coredam.conf > $RESULTS/agent.log 2>&1 &
 echo $! > /tmp/agent.pid
+{after_start}
 waitfor 30 "coredamd answers" agent_running -c /tmp/coredam.conf ||
     {{ cat $RESULTS/agent.log; exit 1; }}
 """
@@ -85,9 +86,9 @@ class Setup:
     teardown: str = ""
 
 
-def agent_setup(name, describe, conf, kernel="patched", command="coredamd"):
-    """@command starts the agent (it must exec coredamd: its pid is the agent's)."""
-    return Setup(name, kernel, describe, script=AGENT_START.format(conf=conf.strip(), command=command),
+def agent_setup(name, describe, conf, kernel="patched", after_start=""):
+    """@after_start: guest shell run once the agent started (its pid in /tmp/agent.pid)."""
+    return Setup(name, kernel, describe, script=AGENT_START.format(conf=conf.strip(), after_start=after_start),
                  teardown=AGENT_STOP)
 
 
