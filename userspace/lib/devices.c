@@ -7,6 +7,7 @@
 #include "macro.h"
 #include "fileio.h"
 #include "mountinfo.h"
+#include "parse-util.h"
 #include "string-util.h"
 #include "path-util.h"
 
@@ -116,13 +117,12 @@ static int read_devnum(int dirfd, const char *file, unsigned int *ret_major, uns
 {
 	char buf[64];
 	unsigned int ma, mi;
-	char c;
 	int r;
 
 	r = read_line_at(dirfd, file, buf, sizeof(buf));
 	if (r < 0)
 		return r;
-	if (sscanf(buf, "%u:%u%c", &ma, &mi, &c) != 2)
+	if (parse_devnum(buf, &ma, &mi) < 0)
 		return -EBADMSG;
 	*ret_major = ma;
 	*ret_minor = mi;
@@ -269,10 +269,9 @@ int coredam_dev_resolve_spec(const struct coredam_roots *roots, const char *spec
 {
 	struct coredam_dev_info info = { 0 };
 	unsigned int ma, mi;
-	char c;
 	int r;
 
-	if (sscanf(spec, "%u:%u%c", &ma, &mi, &c) != 2) {
+	if (parse_devnum(spec, &ma, &mi) < 0) {
 		r = devnum_by_name(roots, spec, &ma, &mi);
 		if (r < 0)
 			return r;

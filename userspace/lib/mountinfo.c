@@ -5,6 +5,7 @@
 
 #include "macro.h"
 #include "mountinfo.h"
+#include "parse-util.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo: undo it in place */
 static void unescape_octal(char *s)
@@ -39,14 +40,13 @@ bool coredam_mountinfo_line(const char *line, size_t len, struct coredam_mount *
 	char *f[6], *tok, *save = NULL, *fstype, *source;
 	unsigned int major, minor;
 	size_t n = 0;
-	char c;
 
 	if (!buf)
 		return false;
 	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS */
 	for (tok = strtok_r(buf, " ", &save); tok && n < ELEMENTSOF(f); tok = strtok_r(NULL, " ", &save))
 		f[n++] = tok;
-	if (n < ELEMENTSOF(f) || sscanf(f[2], "%u:%u%c", &major, &minor, &c) != 2)
+	if (n < ELEMENTSOF(f) || parse_devnum(f[2], &major, &minor) < 0)
 		return false;
 	while (tok && strcmp(tok, "-") != 0)
 		tok = strtok_r(NULL, " ", &save);

@@ -51,6 +51,23 @@ int parse_u32(const char *s, uint32_t *ret)
 	return 0;
 }
 
+int parse_devnum(const char *s, unsigned int *ret_major, unsigned int *ret_minor)
+{
+	const char *colon = strchr(s, ':');
+	char major[16];
+	uint32_t ma, mi;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(major))
+		return -EINVAL;
+	memcpy(major, s, colon - s);
+	major[colon - s] = '\0';
+	if (parse_u32(major, &ma) < 0 || parse_u32(colon + 1, &mi) < 0)
+		return -EINVAL;
+	*ret_major = ma;
+	*ret_minor = mi;
+	return 0;
+}
+
 int parse_i32(const char *s, int32_t *ret)
 {
 	uint32_t v;

@@ -11,6 +11,9 @@ int parse_u32(const char *s, uint32_t *ret);
 /* The same with an optional leading '-'. */
 int parse_i32(const char *s, int32_t *ret);
 
+/* A device number as the kernel writes it, "MAJ:MIN": two strict decimals, nothing else. */
+int parse_devnum(const char *s, unsigned int *ret_major, unsigned int *ret_minor);
+
 /*
  * "50M", "1G", "4096", "512K": @base is 1024 for sizes (memory, space)
  * and 1000 for rates (bandwidth), following systemd's conventions.

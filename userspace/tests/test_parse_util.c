@@ -97,3 +97,26 @@ TEST(format_size_and_rate)
 	CHECK_STREQ(format_rate(b, sizeof(b), 1500), "1.5KB/s");
 	CHECK_STREQ(format_size(b, sizeof(b), UINT64_MAX), "16777216.0TiB");
 }
+
+TEST(parse_devnum_strict)
+{
+	unsigned int ma = 0, mi = 0;
+
+	CHECK_OK(parse_devnum("254:16", &ma, &mi));
+	CHECK_EQ_INT(ma, 254);
+	CHECK_EQ_INT(mi, 16);
+	CHECK_OK(parse_devnum("0:0", &ma, &mi));
+	CHECK_EQ_INT(ma, 0);
+	/* what sscanf("%u:%u") let through: signs, spaces, junk after */
+	CHECK_ERRNO(parse_devnum("-1:0", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum(" 8:0", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum("8:0 ", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum("8:0x", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum("8:", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum(":0", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum("8", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum("8:0:1", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum("4294967296:0", &ma, &mi), -EINVAL);
+	CHECK_ERRNO(parse_devnum("12345678901234567890:0", &ma, &mi), -EINVAL);
+	CHECK_EQ_INT(ma, 0);
+}

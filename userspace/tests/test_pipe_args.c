@@ -93,12 +93,6 @@ TEST(pipe_rlimit_from_proc)
 }
 
 /*
- * coredamd installed a pipe core_pattern whose helper was missing (every
- * core lost) and doctor said [ OK ]. The helper must be an executable
- * regular file of its owner's, writable by no one else, in directories no
- * one else can write.
- */
-/*
  * A core_pattern without %d made the helper assume dumpable=1: the core of
  * a setuid program (suid_dumpable=2) went to the user who crashed it, with
  * the program's secrets (the CVE-2022-4415 class). Unknown is now root's.

@@ -62,6 +62,12 @@ TEST(pipe_destination_checks)
 	CHECK_ERRNO(coredam_pipe_open_dest(tpath("a/file"), me, &fd, &e), -ENOTDIR);
 }
 
+/*
+ * coredamd installed a pipe core_pattern whose helper was missing (every
+ * core lost) and doctor said [ OK ]. The helper must be an executable
+ * regular file of its owner's, writable by no one else, in directories no
+ * one else can write.
+ */
 TEST(pipe_helper_checked)
 {
 	uid_t me = getuid();
