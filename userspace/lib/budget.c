@@ -52,9 +52,9 @@ bool coredam_budget_step(const struct coredam_budget_params *p, const struct cor
 	struct coredam_budget b = *cur;
 	uint64_t ceiling = p->ceiling_bps;
 
-	/* somebody else uses the disk: CeilingWhenBusy= is the top (0: none) */
-	if (s->others_busy && p->busy_ceiling_bps)
-		ceiling = MIN(MAX(p->busy_ceiling_bps, p->floor_bps), p->ceiling_bps);
+	/* somebody else uses the disk: CeilingWhenBusy= is the top (kept within floor..ceiling by the params) */
+	if (s->others_busy)
+		ceiling = p->busy_ceiling_bps;
 
 	if (p->mode == COREDAM_MODE_FIXED) {
 		b.wbps = p->fixed_bps;
