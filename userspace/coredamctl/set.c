@@ -37,24 +37,18 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 	if (coredam_ctl_set_key(name, &section, &key) < 0)
 		return ctl_usage_error("set", "unknown setting \"%s\"", name);
 	/* check the value here, so that a bad one is named even without an agent */
-	if (!*value || strpbrk(value, " \t\n")) {
-		fprintf(stderr, "coredamctl set %s: \"%s\": empty or contains white space\n", name, value);
-		return CTL_EXIT_USAGE;
-	}
+	if (!*value || strpbrk(value, " \t\n"))
+		return ctl_usage_error("set", "%s \"%s\": empty or contains white space", name, value);
 	/*
 	 * The value alone: how it fits the rest (floor and ceiling, the mode)
 	 * is the running agent's to say, whose settings may differ from the
 	 * files' by earlier runtime changes.
 	 */
-	if (coredam_config_set(&tmp, section, key, value, &e) < 0) {
-		fprintf(stderr, "coredamctl set %s: %s\n", name, e.msg);
-		return CTL_EXIT_USAGE;
-	}
+	if (coredam_config_set(&tmp, section, key, value, &e) < 0)
+		return ctl_usage_error("set", "%s: %s", name, e.msg);
 	r = xsnprintf(req, sizeof(req), "SET %s %s", name, value);
-	if (r < 0) {
-		fprintf(stderr, "coredamctl set: value \"%s\" too long\n", value);
-		return CTL_EXIT_USAGE;
-	}
+	if (r < 0)
+		return ctl_usage_error("set", "value \"%s\" too long", value);
 	/* the agent first: what it refuses is not persisted either */
 	r = coredam_ctl_call(c->socket, req, resp, sizeof(resp));
 	if (r < 0 && !persist) {
