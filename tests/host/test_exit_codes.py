@@ -328,7 +328,7 @@ TABLE = {
     # coredam.conf(5): a missing file reads as empty, every key at its default
     "d-config-missing": row("coredamd", "--dump-config", config_missing, 0,
                             "ControlSocket=/run/coredam/control.sock"),
-    "d-config-unreadable": row("coredamd", "--check", config_is_a_directory, 3, "coredam.conf: cannot read"),
+    "d-config-unreadable": row("coredamd", "--check", config_is_a_directory, 3, "coredam.conf: cannot read: Is a directory"),
     "d-no-kernel-support": row("coredamd", "--check", stock_kernel_required, 4, "RequireKernelSupport=yes"),
     "d-no-proc": row("coredamd", "--check", no_proc_sys_kernel, 1, "cannot read"),
     "d-check-no-cgroupfs": row("coredamd", "--check", no_cgroupfs, 5, "no cgroup file system is mounted"),

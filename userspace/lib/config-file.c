@@ -96,8 +96,9 @@ static int conf_parse(struct line_reader *lr, conf_handler handler, void *user)
 	}
 	if (errno == ENOMEM)
 		return -ENOMEM;
+	/* getline() left read()'s errno: EISDIR says more than EIO */
 	if (ferror(lr->f))
-		return -EIO;
+		return errno > 0 ? -errno : -EIO;
 	return 0;
 }
 

@@ -90,6 +90,20 @@ TEST(config_bad_dropin_named)
 	CHECK_EQ_INT(e.line, 3);
 }
 
+/* A main file that does not exist is the defaults; one that cannot be read is an error saying why. */
+TEST(config_missing_and_unreadable)
+{
+	struct coredam_config c;
+	struct coredam_error e;
+
+	CHECK_OK(coredam_config_load(tpath("none/coredam.conf"), DIRS(tpath("none/coredam.conf.d")), &c, &e));
+	CHECK_EQ_INT(c.concurrency, 2);
+	mkdirs("dir/coredam.conf");
+	CHECK_EQ_INT(coredam_config_load(tpath("dir/coredam.conf"), NULL, &c, &e), -EISDIR);
+	CHECK_STREQ(e.where, tpath("dir/coredam.conf"));
+	CHECK_STREQ(e.msg, "cannot read: Is a directory");
+}
+
 TEST(config_dropin_set)
 {
 	struct coredam_config c;
