@@ -362,6 +362,8 @@ TABLE = {
     "c-set-no-value": row("coredamctl", "set bandwidth", healthy, 2, "expected NAME VALUE"),
     "c-set-unknown-name": row("coredamctl", "set speed 10M", healthy, 2, 'unknown setting "speed"'),
     "c-set-bad-value": row("coredamctl", "set concurrency lots", healthy, 2, "Concurrency=lots: expected"),
+    "c-set-too-large": row("coredamctl", "set bandwidth 99999999999999999999", healthy, 2,
+                           "WriteBandwidth=99999999999999999999: too large"),
     "c-watch-bad-interval": row("coredamctl", "watch --interval=10ms", healthy, 2, "at least 100ms"),
     "c-status-no-agent": row("coredamctl", "status", healthy, 3, "{state}/control.sock: No such file"),
     "c-status-not-a-socket": row("coredamctl", "status", socket_is_a_file, 3, "Connection refused"),

@@ -112,6 +112,8 @@ static int parse_amount(const char *v, uint64_t base, const char *none, uint64_t
 		return 0;
 	}
 	r = parse_size(v, base, ret);
+	if (r == -ERANGE)
+		return -EOVERFLOW;	/* -ERANGE is 0, which amount_error() explains */
 	if (r < 0)
 		return r;
 	return *ret == 0 ? -ERANGE : 0;
@@ -192,6 +194,8 @@ static int amount_error(const struct key *k, const char *value, int r, struct co
 			   k->type == T_IOPS	 ? "a count of operations a second (use e.g. 500, 2K)" :
 						   "a rate (use e.g. 50M)";
 
+	if (r == -EOVERFLOW)
+		return coredam_error_set(reterr, r, "%s=%s: too large", k->name, value);
 	if (r == -ERANGE && !none)
 		return coredam_error_set(reterr, r, "%s=%s: must be more than 0", k->name, value);
 	if (r == -ERANGE)

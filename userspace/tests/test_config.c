@@ -114,6 +114,10 @@ TEST(config_zero_is_refused_where_none_is_spelled_out)
 	/* each key takes only its own word for none, and says which */
 	CHECK(set1(&c, "Adaptive", "Floor", "max", &err) < 0);
 	CHECK_STREQ(err.msg, "Floor=max: not a rate (use e.g. 50M)");
+	/* a number past 64 bits is too large, not 0 */
+	CHECK_ERRNO(set1(&c, "Limits", "WriteBandwidth", "99999999999999999999", &err), -EOVERFLOW);
+	CHECK_STREQ(err.msg, "WriteBandwidth=99999999999999999999: too large");
+	CHECK_ERRNO(set1(&c, "Cgroup", "MemoryHigh", "17179869184G", &err), -EOVERFLOW);
 	CHECK(set1(&c, "Limits", "WriteIOPS", "many", &err) < 0);
 	CHECK_STREQ(err.msg, "WriteIOPS=many: not a count of operations a second (use e.g. 500, 2K), or max");
 	CHECK(set1(&c, "Limits", "WriteBandwidth", "auto", &err) < 0);
