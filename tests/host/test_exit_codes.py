@@ -48,7 +48,7 @@ SERIES_KNOBS = {
 @pytest.fixture(scope="module")
 def bins(tmp_path_factory):
     """The three programs, built from this tree with `make -C userspace O=DIR`."""
-    cc = os.environ.get("CC", "cc")
+    cc = (os.environ.get("CC") or "cc").split()[0]
     for tool in (cc, "make"):
         if not shutil.which(tool):
             pytest.skip(f"{tool} not found: the programs cannot be built")
