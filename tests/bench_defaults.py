@@ -11,37 +11,12 @@ each kernel and their ratio.
 """
 
 import os
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import vm  # noqa: E402
-
-
-def one(kernel, crashes):
-    res = vm.boot(f"crashtime -n {crashes} -m 1 > $RESULTS/times\n",
-                  kernel=kernel, name=f"bench-defaults-{kernel}",
-                  sysctls={"kernel.core_pattern": "/scratch/core.%p"},
-                  disk_bps_write=None)
-    assert res.rc == 0, res.output
-    lines = res.text("times").split("\n")
-    times = [int(x.split()[0]) for x in lines if x and not x.startswith("median")]
-    assert not any("nocore" in x for x in lines), "a crash dumped no core"
-    return times
-
-
-def measure(rounds, crashes, times=None):
-    """Median crash-to-exit in ms per kernel; the samples (us) go to times."""
-    times = {"stock": [], "patched": []} if times is None else times
-    for r in range(rounds):
-        for k in ("stock", "patched"):
-            t = one(k, crashes)
-            print(f"round {r + 1} {k}: median {statistics.median(t) / 1000:.2f} ms",
-                  flush=True)
-            times.setdefault(k, []).extend(t)
-    return {k: statistics.median(v) / 1000 for k, v in times.items()}
+from harness.crashtime import measure  # noqa: E402
 
 
 def main():
@@ -52,7 +27,7 @@ def main():
     ratio = med["patched"] / med["stock"]
     print(f"\ncrash-to-exit, {rounds} x {crashes} crashes of 1 MB per kernel, "
           f"knobs at default:")
-    print(f"| kernel | median | p90 |\n|---|---|---|")
+    print("| kernel | median | p90 |\n|---|---|---|")
     for k, v in times.items():
         p90 = sorted(v)[int(0.9 * (len(v) - 1))] / 1000
         print(f"| {k} | {med[k]:.2f} ms | {p90:.2f} ms |")

@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import vm  # noqa: E402
+from harness import qemu  # noqa: E402
 
 
 def pytest_configure(config):
@@ -20,5 +20,5 @@ def pytest_configure(config):
 
 @pytest.fixture
 def boot():
-    """boot(script=..., kernel="stock"|"patched", sysctls={...}, ...) -> vm.Result"""
-    return vm.boot
+    """boot(script=..., kernel="stock"|"patched", sysctls={...}, ...) -> harness.job.Result"""
+    return qemu.boot

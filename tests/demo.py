@@ -16,27 +16,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench  # noqa: E402
-import storm  # noqa: E402
-import vm  # noqa: E402
+from harness import report, setups, storms  # noqa: E402
+from harness.parsers import stats_dict  # noqa: E402
+from harness.paths import BUILD  # noqa: E402
+from harness.stats import physical_limit_s  # noqa: E402
 
 # the benchmark's setups of the same names
-SETUPS = [s for s in bench.SETUPS if s.name in ("stock", "coredam-adaptive")]
+SETUPS = [s for s in setups.SETUPS if s.name in ("stock", "coredam-adaptive")]
 
 
 def main():
     crashes = int(os.environ.get("DEMO_CRASHES", 16))
     mb = int(os.environ.get("DEMO_MB", 64))
-    out = vm.BUILD / "demo"
+    out = BUILD / "demo"
     out.mkdir(parents=True, exist_ok=True)
     print(f"coredam demo: {crashes} processes of {mb} MB crash at once; the disk "
           f"writes 40 MB/s; a probe writes 4 KiB + fdatasync every 50 ms", flush=True)
     results = []
     for s in SETUPS:
         print(f"  running {s.name}: {s.describe} ...", flush=True)
-        results.append(storm.run(s, crashes=crashes, mb=mb))
-    table = storm.table(results)
-    limit = storm.physical_limit_s(crashes, mb)
+        results.append(storms.run(s, crashes=crashes, mb=mb))
+    table = report.table(results)
+    limit = physical_limit_s(crashes, mb)
     print()
     print(table)
     print(f"\n'last core': from the crashes until every core is on disk (sync); "
@@ -44,9 +45,9 @@ def main():
           f"{crashes * mb} MB.")
     for r in results:
         if r.stats:
-            print(f"{r.setup}: kernel counters: {storm.stats_dict(r.stats)}")
-    storm.plot(results, out / "latency.png",
-               f"{crashes} x {mb} MB crash at once, disk 40 MB/s")
+            print(f"{r.setup}: kernel counters: {stats_dict(r.stats)}")
+    report.plot(results, out / "latency.png",
+                f"{crashes} x {mb} MB crash at once, disk 40 MB/s")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     (out / "report.md").write_text(
         f"# coredam demo, {when}\n\n"
@@ -54,7 +55,7 @@ def main():
         f"QEMU TCG, one guest CPU, 3 GiB, ext4 on a virtio disk throttled to 40 MB/s.\n\n"
         + "\n".join(f"- `{s.name}`: {s.describe}" for s in SETUPS) + "\n\n"
         + table + "\n\n![probe latency](latency.png)\n")
-    (out / "results.json").write_text(storm.to_json(results))
+    (out / "results.json").write_text(report.to_json(results))
     print(f"\nreport: {out / 'report.md'}, plot: {out / 'latency.png'}")
     return 0
 

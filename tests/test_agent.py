@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-import storm
+from harness import parsers
 
 MB = 8
 
@@ -131,11 +131,11 @@ echo $rc > $RESULTS/status.stopped.rc
     assert before["cgroup"] == "/coredump.slice"
 
     cores_ok(res, 8)
-    stats = storm.stats_dict(res.text("stats"))
+    stats = parsers.stats_dict(res.text("stats"))
     after = json.loads(res.text("status.after.json"))
     c = after["counters"]
     # what the agent reports is what the kernel counted, name by name
-    assert {n: c[n] for n in storm.STATS_NAMES} == {n: stats[n] for n in storm.STATS_NAMES}, \
+    assert {n: c[n] for n in parsers.STATS_NAMES} == {n: stats[n] for n in parsers.STATS_NAMES}, \
         (c, stats)
     assert c["completed"] == 8 and c["admitted"] == 8 and c["uncharged"] == 0
     assert c["bytes"] >= 8 * (MB << 20)
@@ -222,7 +222,7 @@ knobs > $RESULTS/knobs.after
     # the kernel keeps the last settings while the agent is dead
     assert knobs(res.text("knobs.dead"))["core_cgroup"] == "/coredump.slice"
     cores_ok(res, 10)
-    st = storm.stats_dict(res.text("stats"))
+    st = parsers.stats_dict(res.text("stats"))
     assert st["completed"] == 10 and st["failed"] == 0, st
     # the restarted agent adopted the saved originals and restored them
     assert knobs(res.text("knobs.after")) == knobs(res.text("knobs.before"))
@@ -301,7 +301,7 @@ stop_agent
     assert "event=space-low" in log and "event=space-ok" in log, log
     low = knobs(res.text("knobs.low"))
     assert low["core_max_concurrency"] == "1" and low["core_max_waiting"] == "1", low
-    s1, s2, s3 = (storm.stats_dict(res.text(f"stats.{n}")) for n in (1, 2, 3))
+    s1, s2, s3 = (parsers.stats_dict(res.text(f"stats.{n}")) for n in (1, 2, 3))
 
     def skipped(s):
         return s["skipped_full"] + s["skipped_timeout"] + s["skipped_killed"]
@@ -313,7 +313,7 @@ stop_agent
     # the third, above it again: all kept
     assert s3["completed"] - s2["completed"] == 2 and skipped(s3) == skipped(s2), (s2, s3)
     # the counters add up, and no core on disk is partial
-    storm.check_invariants(s3)
+    parsers.check_invariants(s3)
     assert s3["started"] == s3["completed"] + s3["failed"] + skipped(s3), s3
     cores = res.json_lines("cores.json")
     assert all(c["valid"] and c["complete"] for c in cores), cores
@@ -431,7 +431,7 @@ stop_agent
     busy = [line for line in busy if "event=budget" in line]
     assert all(b <= 10_000_000 for b, _ in budget_events("\n".join(busy))), busy
     for f in ("stats.fg-start", "stats.backed-off"):
-        v = storm.stats_dict(res.text(f))
+        v = parsers.stats_dict(res.text(f))
         assert v["active"] + v["waiting"] > 0, (f, v)
     assert "event=pressure-source cgroup=/crashers held=1" in log, log
     # the dumps are background work (DumpNice=19): SCHED_BATCH (3), nice 19

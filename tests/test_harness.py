@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import vm
+from harness import paths, qemu
+from harness.console import GuestError, GuestKernelSplat, GuestPanic, GuestTimeout, \
+    check_taint, find_splat
 
 
 # one console line per report header the kernel prints (timestamps as the
@@ -73,18 +75,18 @@ QUIET = [
 def test_splat_is_found(line):
     console = f"[    1.234567] Run /init as init process\r\n{line}\r\n" \
               "[   12.400000] Call Trace:\r\n"
-    assert vm.find_splat(console) == line
+    assert find_splat(console) == line
 
 
 @pytest.mark.parametrize("line", QUIET)
 def test_quiet_line_is_no_splat(line):
-    assert vm.find_splat(f"{line}\r\n") is None
+    assert find_splat(f"{line}\r\n") is None
 
 
 def test_splat_after_job_output_on_one_line():
     # the console copy of the job's output and a kernel line can share a line
     console = "progress: 3 of 8[   12.345678] WARNING: inconsistent lock state\r\n"
-    assert vm.find_splat(console) == console.strip()
+    assert find_splat(console) == console.strip()
 
 
 def test_results_channel(boot):
@@ -120,7 +122,7 @@ def test_broken_fragment_option_is_named(tmp_path):
     bad = tmp_path / "bad.config"
     bad.write_text("CONFIG_COREDAM_NO_SUCH_OPTION=y\nCONFIG_EXT4_FS=m\n")
     p = subprocess.run(["scripts/build-kernel.sh", "--config-only", "stock"],
-                       cwd=vm.TOP, env={"KFRAGMENT_EXTRA": str(bad),
+                       cwd=paths.TOP, env={"KFRAGMENT_EXTRA": str(bad),
                                         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
                        capture_output=True, text=True)
     assert p.returncode == 3, p.stderr
@@ -130,7 +132,7 @@ def test_broken_fragment_option_is_named(tmp_path):
 
 
 def test_kernel_panic_is_reported(boot):
-    with pytest.raises(vm.GuestPanic) as e:
+    with pytest.raises(GuestPanic) as e:
         boot("echo 1 > /proc/sys/kernel/sysrq\necho c > /proc/sysrq-trigger\n",
              scratch=False, timeout=300)
     assert "sysrq triggered crash" in e.value.console
@@ -139,7 +141,7 @@ def test_kernel_panic_is_reported(boot):
 def test_tainted_kernel_is_reported(boot):
     # root may add taint bits; a kernel tainted at the end of the job fails
     # the boot although the console is clean
-    with pytest.raises(vm.GuestKernelSplat) as e:
+    with pytest.raises(GuestKernelSplat) as e:
         boot("echo 4096 > /proc/sys/kernel/tainted\n", scratch=False)
     assert "kernel tainted: 4096 (O: out-of-tree module)" in str(e.value)
 
@@ -149,19 +151,19 @@ def test_taint_check(tmp_path):
     # record at all is an error of its own
     tainted = tmp_path / "tainted"
     tainted.write_text("0\n")
-    vm._check_taint(tmp_path, "", tmp_path)
+    check_taint(tmp_path, "", tmp_path)
     tainted.write_text("640\n")
-    with pytest.raises(vm.GuestKernelSplat) as e:
-        vm._check_taint(tmp_path, "", tmp_path)
+    with pytest.raises(GuestKernelSplat) as e:
+        check_taint(tmp_path, "", tmp_path)
     assert "kernel tainted: 640 (D: kernel died: oops or BUG, W: kernel warning)" in str(e.value)
     tainted.unlink()
-    with pytest.raises(vm.GuestError) as e:
-        vm._check_taint(tmp_path, "", tmp_path)
-    assert type(e.value) is vm.GuestError and "no tainted file" in str(e.value)
+    with pytest.raises(GuestError) as e:
+        check_taint(tmp_path, "", tmp_path)
+    assert type(e.value) is GuestError and "no tainted file" in str(e.value)
 
 
 def test_hanging_guest_is_reported(boot):
-    with pytest.raises(vm.GuestTimeout) as e:
+    with pytest.raises(GuestTimeout) as e:
         boot("touch $RESULTS/started\nsleep 100000\n", scratch=False, timeout=30)
     assert "running job" in e.value.console
 
@@ -180,7 +182,7 @@ def test_spent_run_budget_fails_at_once(boot, monkeypatch):
     # with less than a minute of the run's budget left, no guest starts
     monkeypatch.setenv("COREDAM_DEADLINE", str(int(time.time()) + 30))
     t0 = time.monotonic()
-    with pytest.raises(vm.GuestTimeout) as e:
+    with pytest.raises(GuestTimeout) as e:
         boot("true\n", scratch=False)
     assert "time budget is spent" in str(e.value)
     assert time.monotonic() - t0 < 5
@@ -188,9 +190,9 @@ def test_spent_run_budget_fails_at_once(boot, monkeypatch):
 
 def test_run_budget_cuts_a_boot_short(boot, monkeypatch):
     # a hang near the end of the run fails within what is left of it
-    monkeypatch.setattr(vm, "MIN_BOOT_S", 5)
+    monkeypatch.setattr(qemu, "MIN_BOOT_S", 5)
     monkeypatch.setenv("COREDAM_DEADLINE", str(int(time.time()) + 15))
-    with pytest.raises(vm.GuestTimeout) as e:
+    with pytest.raises(GuestTimeout) as e:
         boot("sleep 100000\n", scratch=False, timeout=600)
     assert "what was left of the run's budget" in str(e.value)
 
@@ -211,7 +213,7 @@ def _pipeline(tmp_path, make, deadline_s=None):
            "COREDAM_PIPELINE_LOGS": str(tmp_path / "logs")}
     if deadline_s is not None:
         env["COREDAM_DEADLINE"] = str(int(time.time()) + deadline_s)
-    return subprocess.run(["scripts/test-pipeline.sh"], cwd=vm.TOP, env=env,
+    return subprocess.run(["scripts/test-pipeline.sh"], cwd=paths.TOP, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -296,14 +298,14 @@ def _bench_run(p99, floor, drain, kept=16):
 def test_bench_v1_beside_v2_verdict():
     """The benchmark calls v2 worse than v1 only by more than the spread of
     the repetitions, and says so in its goals."""
-    import bench
+    from harness import figures
 
     v1 = [_bench_run(10, 5, 100), _bench_run(11, 5, 101), _bench_run(12, 5, 99)]
     # p99 ratio 2.2 -> 3.4 (beyond the 0.4 spread); drain 100 -> 102 (within 9 s)
     v2 = [_bench_run(16, 5, 100), _bench_run(17, 5, 102), _bench_run(18, 5, 108)]
     runs = {("burst", "v1-fixed"): v1, ("burst", "coredam-fixed"): v2,
             ("burst", "v1-adaptive"): v2, ("burst", "coredam-adaptive"): v1}
-    table, worse = bench.versions(runs, ["burst"])
+    table, worse = figures.versions(runs, ["burst"])
     assert worse == ["burst, fixed: probe p99 vs no-dumps 2.20 [2.00-2.40] on v1, "
                      "3.40 [3.20-3.60] on v2"]
     rows = {tuple(c.strip() for c in line.split("|")[1:4]): line.split("|")[-2].strip()
@@ -313,7 +315,7 @@ def test_bench_v1_beside_v2_verdict():
     assert rows[("burst", "adaptive", "probe p99 vs no-dumps")] == "v2 better"
     # a core lost on v2 alone is worse than no spread at all
     runs[("burst", "coredam-adaptive")] = [_bench_run(10, 5, 100, kept=15)] * 3
-    _, worse = bench.versions(runs, ["burst"])
+    _, worse = figures.versions(runs, ["burst"])
     assert any("adaptive: cores not kept 0 [0-0] on v1, 1 [1-1] on v2" in w for w in worse)
-    assert bench.goals({}, None, worse)[0].startswith("- MISSED: v2 next to v1")
-    assert bench.goals({}, None, [])[0].startswith("- met: v2 next to v1")
+    assert figures.goals({}, None, worse)[0].startswith("- MISSED: v2 next to v1")
+    assert figures.goals({}, None, [])[0].startswith("- met: v2 next to v1")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import vm
+from harness.paths import BUILD
 
-SELFTESTS = vm.BUILD / "guest" / "selftests"
+SELFTESTS = BUILD / "guest" / "selftests"
 TESTS = sorted(p.name for p in SELFTESTS.glob("*_test")) if SELFTESTS.exists() else []
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 

@@ -8,16 +8,16 @@ import subprocess
 
 import pytest
 
-import vm
+from harness.paths import BUILD, TOP
 
-PATCH_DIR = vm.TOP / "kernel-patch"
+PATCH_DIR = TOP / "kernel-patch"
 SERIES = [line.split("#")[0].strip()
           for line in (PATCH_DIR / "series").read_text().splitlines()]
 SERIES = [p for p in SERIES if p]
 
 
 def checkpatch():
-    for tree in sorted((vm.BUILD / "src").glob("*-vm-*")):
+    for tree in sorted((BUILD / "src").glob("*-vm-*")):
         script = tree / "scripts" / "checkpatch.pl"
         if script.exists():
             return tree, script
@@ -65,7 +65,7 @@ def test_new_files_have_maintainers(patch, tmp_path):
     """Every file the patch creates is covered by a section of MAINTAINERS
     as the series leaves it (scripts/get_maintainer.pl in the patched
     tree), not only by THE REST."""
-    trees = sorted((vm.BUILD / "src").glob("patched-vm-*"))
+    trees = sorted((BUILD / "src").glob("patched-vm-*"))
     if not trees or not (trees[-1] / "scripts" / "get_maintainer.pl").exists():
         pytest.skip("no patched kernel tree (make kernel-patched)")
     tree = trees[-1]

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from storm import STATS_NAMES, check_invariants, stats_dict as stats
+from harness.parsers import STATS_NAMES, check_invariants, stats_dict as stats
 from test_agent import CONF, agent_boot, io_max, knobs  # noqa: F401  (fixture)
 from test_kernel_series import io_wbytes, run  # noqa: F401  (fixture)
 

@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 
-import elfcore
-import vm
+from harness import elfcore
+from harness.paths import BUILD
 
 MB = 16
 PAGES = MB * 1024 * 1024 // 4096
@@ -58,7 +58,7 @@ def check_core(res, sig):
 def corecheck(core, ledger_dir):
     """build/guest/corecheck (static) run on the host, with the ledger of
     ledger_dir."""
-    p = subprocess.run([str(vm.BUILD / "guest" / "corecheck"), str(core)],
+    p = subprocess.run([str(BUILD / "guest" / "corecheck"), str(core)],
                        env=dict(os.environ, PATTERN_LEDGER_DIR=str(ledger_dir)),
                        capture_output=True, text=True)
     c = json.loads(p.stdout)
@@ -123,7 +123,7 @@ def test_crasher_stops_when_it_cannot_record_its_pages(tmp_path):
     # a crash whose ledger is missing could only give a core no checker
     # calls complete: the crasher says so and exits first (-s 9: if it
     # crashed all the same, it would leave no core on this machine)
-    p = subprocess.run([str(vm.BUILD / "guest" / "crasher"), "-m", "1", "-s", "9"],
+    p = subprocess.run([str(BUILD / "guest" / "crasher"), "-m", "1", "-s", "9"],
                        env=dict(os.environ, PATTERN_LEDGER_DIR=str(tmp_path / "missing")),
                        capture_output=True, text=True)
     assert p.returncode == 1, (p.returncode, p.stderr)

@@ -1,6 +1,6 @@
 """The readers of kernel.core_dump_stats that the VM tests rely on, on the
-host: the Python parser and invariants in storm.py and the guest library's
-kstat and dumps_idle. Each must be able to say no: a counter missing, a
+host: the Python parser and invariants in harness/parsers.py and the guest
+library's kstat and dumps_idle. Each must be able to say no: a counter missing, a
 line that is not "name value", the old positional line, sums that do not
 add up."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import storm
+from harness import parsers
 
 LIB = Path(__file__).resolve().parent / "guest" / "lib.sh"
 
@@ -40,17 +40,17 @@ bytes 123456789
 
 
 def test_stats_by_name():
-    s = storm.stats_dict(SNAPSHOT)
+    s = parsers.stats_dict(SNAPSHOT)
     assert s["started"] == 20 and s["uncharged"] == 1 and s["bytes"] == 123456789
-    assert set(storm.STATS_NAMES) == set(s)
-    assert storm.stats_broken(s) == []
-    storm.check_invariants(s)
+    assert set(parsers.STATS_NAMES) == set(s)
+    assert parsers.stats_broken(s) == []
+    parsers.check_invariants(s)
     # another order, a later kernel's names, no newline at the end: the same
     later = "future_gauge 7\n" + "\n".join(reversed(SNAPSHOT.splitlines())) + "\nnext 1"
-    t = storm.stats_dict(later)
-    assert {n: t[n] for n in storm.STATS_NAMES} == s
+    t = parsers.stats_dict(later)
+    assert {n: t[n] for n in parsers.STATS_NAMES} == s
     # no file, no counters
-    assert storm.stats_dict("") == {}
+    assert parsers.stats_dict("") == {}
 
 
 @pytest.mark.parametrize("text", [
@@ -63,7 +63,7 @@ def test_stats_by_name():
 ])
 def test_stats_refused(text):
     with pytest.raises(ValueError):
-        storm.stats_dict(text)
+        parsers.stats_dict(text)
 
 
 @pytest.mark.parametrize("name,sum_", [
@@ -72,12 +72,12 @@ def test_stats_refused(text):
     ("failed_open", "failed"), ("failed_io", "failed"),
 ])
 def test_stats_that_do_not_add_up(name, sum_):
-    s = storm.stats_dict(SNAPSHOT)
+    s = parsers.stats_dict(SNAPSHOT)
     s[name] += 1
-    broken = storm.stats_broken(s)
+    broken = parsers.stats_broken(s)
     assert len(broken) == 1 and broken[0].startswith(sum_ + " "), broken
     with pytest.raises(AssertionError):
-        storm.check_invariants(s)
+        parsers.check_invariants(s)
 
 
 def guest_sh(tmp_path, stats, script):

@@ -12,7 +12,9 @@ import os
 
 import pytest
 
-import storm
+from harness import report, storms
+from harness.parsers import stats_dict
+from harness.setups import Setup
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 
@@ -26,19 +28,19 @@ echo {window} > /proc/sys/kernel/core_writeback_window
 
 
 def dump_setup(name, bps, conc, window=1024):
-    return storm.Setup(name, KERNEL, name,
+    return Setup(name, KERNEL, name,
                        script=DUMP_CGROUP.format(bps=bps, conc=conc, window=window))
 
 
 def check_latency(r):
-    print(storm.table([r]))
+    print(report.table([r]))
     assert r.storm["p99"] <= 2 * r.idle["p99"] + 10, (r.idle, r.storm)
     assert r.storm["max"] <= 3 * r.idle["max"] + 30, (r.idle, r.storm)
 
 
 def check_cores(r, n):
     assert r.cores_found == n and r.cores_complete == n, r
-    s = storm.stats_dict(r.stats)
+    s = stats_dict(r.stats)
     assert s["started"] == s["admitted"] == s["completed"] == n, s
     assert s["failed"] == s["uncharged"] == 0, s
     assert s["bytes"] >= n * (r.mb << 20), s
@@ -52,7 +54,7 @@ def check_cores(r, n):
     pytest.param(10_000_000, 1, id="10MBps-1-at-once", marks=pytest.mark.storm_only),
     pytest.param(30_000_000, 2, id="30MBps-2-at-once")])
 def test_burst_keeps_every_core_and_the_probe_near_idle(bps, conc):
-    r = storm.run(dump_setup(f"storm-{bps // 1000000}M-{conc}", bps, conc),
+    r = storms.run(dump_setup(f"storm-{bps // 1000000}M-{conc}", bps, conc),
                   crashes=16, mb=64, timeout=1200)
     check_cores(r, 16)
     check_latency(r)
@@ -65,7 +67,7 @@ def test_small_storm_keeps_every_core():
     the dump cgroup: every core kept whole, the counters exact. No latency
     bound: this is the storm `make test-debug` runs on the kernel with
     lockdep, KASAN and kmemleak, where time means little."""
-    r = storm.run(dump_setup("storm-small", 30_000_000, 2), crashes=8, mb=16, timeout=1500)
+    r = storms.run(dump_setup("storm-small", 30_000_000, 2), crashes=8, mb=16, timeout=1500)
     check_cores(r, 8)
 
 
@@ -75,9 +77,9 @@ def test_writeback_window_protects_fdatasync():
     window the probe stays near idle; without it (window 0) each dump ends
     into the page cache, the next one starts, dirty pages pile up behind
     io.max and fdatasync waits for them."""
-    with_w = storm.run(dump_setup("window-1M", 10_000_000, 1, 1024), crashes=4, mb=32)
-    without = storm.run(dump_setup("window-off", 10_000_000, 1, 0), crashes=4, mb=32)
-    print(storm.table([with_w, without]))
+    with_w = storms.run(dump_setup("window-1M", 10_000_000, 1, 1024), crashes=4, mb=32)
+    without = storms.run(dump_setup("window-off", 10_000_000, 1, 0), crashes=4, mb=32)
+    print(report.table([with_w, without]))
     check_cores(with_w, 4)
     check_cores(without, 4)
     # "a small multiple of idle" for the worst sample, as for the bursts

@@ -20,8 +20,10 @@ import re
 
 import pytest
 
-import vm
-from storm import stats_dict
+from harness.kernels import ROOTFS
+from harness.parsers import read_probe, stats_dict, storm_txt
+from harness.qemu import boot as qemu_boot
+from harness.stats import idle_and_storm
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 # where the kernel moves dumping tasks under systemd: a leaf of the slice
@@ -79,7 +81,7 @@ crash() {
 
 
 def boot(script, timeout=1200, **kw):
-    res = vm.boot(LIB + script, kernel=kw.pop("kernel", KERNEL), rootfs=vm.ROOTFS, timeout=timeout,
+    res = qemu_boot(LIB + script, kernel=kw.pop("kernel", KERNEL), rootfs=ROOTFS, timeout=timeout,
                   mem=kw.pop("mem", "3G"), **kw)
     log = res.text("agent.log") if res.path("agent.log").exists() else ""
     assert res.rc == 0, res.output + "\n--- agent log ---\n" + log
@@ -379,14 +381,10 @@ wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
 def coredump_storm(setup, name, n=20, mb=16):
     res = boot(COREDUMP_STORM.format(setup=setup, n=n, mb=mb), timeout=1800,
                name=f"systemd-coredump-{name}")
-    times = dict(line.split()[:2] for line in res.text("storm.txt").splitlines()
-                 if not line.startswith("crash"))
-    prep, start = int(times["prep"]), int(times["start"])
+    times, _ = storm_txt(res.text("storm.txt"))
+    prep, start = times["prep"], times["start"]
     synced = int(res.text("synced"))
-    samples = vm.read_probe(res.path("probe.txt"))
-    t0 = samples[0][0]
-    idle = vm.latency_stats([l for t, l in samples if t0 + 1000 <= t < prep])
-    storm = vm.latency_stats([l for t, l in samples if start <= t <= synced])
+    idle, storm = idle_and_storm(read_probe(res.path("probe.txt")), prep, start, synced)
     print(f"\nsystemd-coredump, {name}: {n} x {mb} MB, idle p99 {idle['p99']:.1f} ms "
           f"max {idle['max']:.1f} ms; storm p99 {storm['p99']:.1f} ms max {storm['max']:.1f} ms; "
           f"last core {(synced - start) / 1000:.1f} s")

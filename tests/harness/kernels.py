@@ -1,0 +1,42 @@
+"""The test kernels and guest images `make kernel`, `make initramfs` and
+`make rootfs` build, and how a report names a kernel."""
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from .paths import BUILD
+
+KERNELS = BUILD / "kernels"
+INITRAMFS = BUILD / "initramfs.cpio.gz"
+ROOTFS = BUILD / "rootfs" / "debian.img"
+
+
+def kernel_path(kernel, config="vm"):
+    """"stock", "patched" (with `config`), "v1" (series v1, for the
+    benchmark), "patched-debug" (FLAVOR-CONFIG), or a path to a bzImage."""
+    m = re.fullmatch(r"(stock|patched|v1)(?:-(\w+))?", kernel)
+    if m:
+        p = KERNELS / f"{m.group(1)}-{m.group(2) or config}" / "bzImage"
+        if not p.exists():
+            make = "make kernel-v1" if m.group(1) == "v1" else "make kernel"
+            raise FileNotFoundError(f"{p} missing: run '{make}' first")
+        return p
+    return Path(kernel)
+
+
+def kernel_override(kernel):
+    """The bzImage BENCH_KERNEL_<KERNEL> names instead of `kernel`, or None."""
+    return os.environ.get(f"BENCH_KERNEL_{kernel.upper()}") or None
+
+
+def kernel_id(kernel):
+    """How the report names a kernel: the cache directory `make kernel`
+    built it in, or, for BENCH_KERNEL_<KERNEL>, the variable and the start
+    of the file's sha256 (not its path)."""
+    path = kernel_override(kernel)
+    if path:
+        return (f"BENCH_KERNEL_{kernel.upper()}, sha256 "
+                f"{hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]}")
+    return kernel_path(kernel).parent.resolve().name

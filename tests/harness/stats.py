@@ -1,0 +1,45 @@
+"""Percentiles and medians of what the probes and the crashers measured."""
+
+import statistics
+
+
+def pct(values, p):
+    """The p-th percentile of values, nearest rank; nan for none."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def latency_stats(samples_us):
+    """p50, p99, max of a list of latencies in microseconds, as ms."""
+    if not samples_us:
+        return {"n": 0, "p50": float("nan"), "p99": float("nan"), "max": float("nan")}
+    return {"n": len(samples_us), "p50": pct(samples_us, 50) / 1000.0,
+            "p99": pct(samples_us, 99) / 1000.0, "max": max(samples_us) / 1000.0}
+
+
+def idle_and_storm(samples, prep_ms, start_ms, stop_ms):
+    """The probe's latency stats before the crashers start (but its first
+    second) and from the first crash until stop_ms: (idle, storm)."""
+    t0 = samples[0][0] if samples else prep_ms
+    idle = [lat for t, lat in samples if t0 + 1000 <= t < prep_ms]
+    during = [lat for t, lat in samples if start_ms <= t <= stop_ms]
+    return latency_stats(idle), latency_stats(during)
+
+
+def window_stats(r, mode, length_s):
+    """The probe's latency stats over the first length_s seconds from the
+    storm's first crash (within what it measured: see storms.run()'s hold_s)."""
+    end = r.start_ms + length_s * 1000
+    return latency_stats([lat for t, lat in r.probes[mode]["samples"]
+                          if r.start_ms <= t <= end])
+
+
+def physical_limit_s(crashes, mb, disk_bps_write=40_000_000):
+    """The disk's own time for crashes cores of mb MiB, in seconds."""
+    return crashes * (mb << 20) / disk_bps_write

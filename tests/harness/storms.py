@@ -1,0 +1,168 @@
+"""Running a crash storm in the guest, with latency probes, and what it did.
+
+The guest side is a shell script built here around `stormer`, which times
+every crash; the numbers are computed on the host (parsers, stats) from the
+samples the guest wrote."""
+
+from dataclasses import dataclass
+
+from . import parsers, qemu
+from .scenarios import BURST
+from .stats import idle_and_storm
+
+# the scratch disk's write throttle every storm runs with, bytes a second
+DISK_BPS = 40_000_000
+
+# The probes run in a cgroup of their own, as a foreground service would:
+# the agent's adaptive mode watches the pressure of cgroups other than the
+# dump cgroup. The crashers run in /crashers (or in cgroups below it that
+# the scenario makes), whose memory.peak is what the storm's processes held
+# while they waited and dumped.
+STORM_SCRIPT = """
+. /lib/coredam/lib.sh
+mkdir -p /scratch/cores /scratch/probe /sys/fs/cgroup/probe /sys/fs/cgroup/crashers
+echo "+memory +io" > /sys/fs/cgroup/cgroup.subtree_control
+{prepare}
+{setup}
+case " {probes} " in *" read "*)
+    # the read probe's file, written before any probe measures
+    dd if=/dev/zero of=/scratch/probe/probe-read.dat bs=1M count=64 2>/dev/null; sync;;
+esac
+probe_pids=""
+for mode in {probes}; do
+    sh -c 'echo $$ > /sys/fs/cgroup/probe/cgroup.procs
+           exec probe -d /scratch/probe -o $RESULTS/probe.$0.txt -m $0 -i {interval} -s /tmp/stop-probe' $mode &
+    probe_pids="$probe_pids $!"
+done
+sleep {idle}
+stormer -n {crashes} -m {mb} -p {period} -t {threads} -c {cgroups} -o $RESULTS/storm.txt
+cat /sys/fs/cgroup/crashers/memory.peak > $RESULTS/crashers.peak
+waitfor 1500 "the pipe helpers to end" no_helper
+sync
+now_ms > $RESULTS/synced
+sleep 2
+# the probes measure until {hold_ms} ms after the first crash, if that is later
+past_ms() {{ [ "$(now_ms)" -ge "$1" ]; }}
+waitfor {hold_wait} "the probes' window" past_ms \
+    $(( $(awk '$1 == "start" {{ print $2 }}' $RESULTS/storm.txt) + {hold_ms} ))
+touch /tmp/stop-probe
+for p in $probe_pids; do wait $p; done
+cat /sys/fs/cgroup/coredump.slice/memory.peak > $RESULTS/dump.peak 2>/dev/null || true
+{teardown}
+for f in /scratch/cores/core.*; do
+    case $f in *.part|*.json|*.meta) continue;; esac
+    [ -e "$f" ] && corecheck $f >> $RESULTS/cores.json || true
+done
+cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats 2>/dev/null || true
+cp /run/coredam/pipe/stats $RESULTS/pipe-stats 2>/dev/null || true
+"""
+
+
+@dataclass
+class StormResult:
+    setup: str
+    scenario: str
+    crashes: int
+    mb: int
+    probes: dict          # mode -> {"idle": stats, "storm": stats, "samples": [...]}
+    cores_complete: int
+    cores_found: int
+    crash_exit_ms: list   # per crash: from its signal to its reaping
+    dumped: int           # crashes whose wait status says "core dumped"
+    exit_s: float         # from the first crash until the last process is gone
+    drain_s: float        # from the first crash until every core is on disk
+    mem_peak: int         # memory.peak of the crashers' cgroup, bytes
+    dump_mem_peak: int    # memory.peak of the dump cgroup (if there is one)
+    stats: str            # core_dump_stats as read (patched kernel); stats_dict() parses
+                          # it, counters() also a series v1 kernel's positional line
+    pipe_stats: dict      # coredam-pipe's counters (stock kernel + helper)
+    start_ms: int
+    synced_ms: int
+    total_mb: int = 0     # the crashers' memory, all told (their cores' payload)
+    lifts: int = 0        # the agent's budget changes to no limit (LiftWhenIdle=)
+    agent_cpu_s: float = None  # the agent's CPU time over its whole run, if one ran
+
+    def disk_s(self, disk_bps_write=DISK_BPS):
+        """The disk's own time for the storm's cores, in seconds."""
+        return (self.total_mb or self.crashes * self.mb) * 2**20 / disk_bps_write
+
+    @property
+    def idle(self):
+        return self.probes["write"]["idle"]
+
+    @property
+    def storm(self):
+        return self.probes["write"]["storm"]
+
+    @property
+    def samples(self):
+        return self.probes["write"]["samples"]
+
+    @property
+    def kept(self):
+        return self.cores_complete
+
+
+def _int_file(res, name):
+    p = res.path(name)
+    return int(p.read_text().split()[0]) if p.exists() and p.read_text().strip() else 0
+
+
+def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
+        disk_bps_write=DISK_BPS, timeout=1800, hold_s=0):
+    """Boot the setup, run the scenario's storm, return a StormResult.
+
+    The probes' storm window runs from the first crash until every core is
+    on disk, or for hold_s seconds if that is longer: a storm without
+    dumps is over in a second, too short for a p99, and compared with
+    another setup's storm over a window as long as that one's
+    (window_stats)."""
+    crashes = crashes or scenario.crashes
+    # an explicit mb makes every crasher that size
+    size_list = (mb,) if mb else scenario.sizes or (scenario.mb,)
+    sizes = [size_list[i % len(size_list)] for i in range(crashes)]
+    mb = mb or scenario.mb
+    sysctls = {"kernel.core_pattern": "/scratch/cores/core.%p"}
+    sysctls.update(setup.sysctls)
+    script = f"QUEUE_CAP={scenario.queue_cap}\n" + STORM_SCRIPT.format(
+        setup=setup.script, teardown=setup.teardown, interval=interval_ms,
+        idle=idle_s, crashes=crashes, period=scenario.period_ms,
+        hold_ms=int(hold_s * 1000), hold_wait=int(hold_s) + 60,
+        mb=",".join(str(m) for m in size_list),
+        threads=scenario.threads, prepare=scenario.prepare,
+        cgroups=",".join(f"/sys/fs/cgroup/{c}" for c in scenario.cgroups),
+        probes=" ".join(scenario.probes))
+    res = qemu.boot(script, kernel=setup.kernel, sysctls=sysctls, timeout=timeout,
+                    mem=scenario.mem, disk_bps_write=disk_bps_write,
+                    name=f"storm-{setup.name}-{scenario.name}")
+    if res.rc != 0:
+        raise RuntimeError(f"storm job failed (rc {res.rc}):\n{res.output}")
+    times, crash_rows = parsers.storm_txt(res.text("storm.txt"))
+    prep, start, end = times["prep"], times["start"], times["end"]
+    synced = int(res.text("synced").strip())
+    stop = max(synced, start + int(hold_s * 1000))
+    probes = {}
+    for mode in scenario.probes:
+        samples = parsers.read_probe(res.path(f"probe.{mode}.txt"))
+        idle, during = idle_and_storm(samples, prep, start, stop)
+        t0 = samples[0][0] if samples else prep
+        probes[mode] = {"idle": idle, "storm": during, "samples": samples,
+                        "idle_s": max(prep - t0 - 1000, 1) / 1000.0,
+                        "storm_s": max(stop - start, 1) / 1000.0}
+    cores = res.json_lines("cores.json") if res.path("cores.json").exists() else []
+    stats = res.text("stats").strip() if res.path("stats").exists() else ""
+    pipe_stats = parsers.name_values(res.text("pipe-stats")) \
+        if res.path("pipe-stats").exists() else {}
+    agent_cpu_s = parsers.agent_cpu_s(res.text("agent.stat")) \
+        if res.path("agent.stat").exists() else None
+    log = res.text("agent.log") if res.path("agent.log").exists() else ""
+    return StormResult(
+        setup=setup.name, scenario=scenario.name, crashes=crashes, mb=mb, probes=probes,
+        cores_found=len(cores),
+        cores_complete=sum(1 for c in cores if c["valid"] and c["complete"]),
+        crash_exit_ms=[e - c for _, c, e, _ in crash_rows],
+        dumped=sum(d for *_, d in crash_rows),
+        exit_s=(end - start) / 1000.0, drain_s=(synced - start) / 1000.0,
+        mem_peak=_int_file(res, "crashers.peak"), dump_mem_peak=_int_file(res, "dump.peak"),
+        stats=stats, pipe_stats=pipe_stats, start_ms=start, synced_ms=synced,
+        total_mb=sum(sizes), lifts=parsers.budget_lifts(log), agent_cpu_s=agent_cpu_s)
