@@ -23,7 +23,8 @@ printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 
 install -m 0755 "$top/tests/guest/init" "$root/init"
 install -m 0755 "$top/tests/guest/runjob" "$root/lib/coredam/runjob"
-install -m 0644 "$top/tests/guest/lib.sh" "$root/lib/coredam/lib.sh"
+# the jobs' shell libraries: . /lib/coredam/lib.sh, agent.sh, ...
+install -m 0644 "$top"/tests/guest/*.sh "$root/lib/coredam/"
 for p in "$guest_bin"/*; do
 	[[ -f $p && -x $p ]] && install -m 0755 "$p" "$root/bin/"
 done

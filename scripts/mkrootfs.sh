@@ -57,7 +57,7 @@ chroot "$root" systemctl enable --quiet coredump.slice coredam-sysctl.service co
 
 # the test programs and the job runner
 install -d "$root/lib/coredam" "$root/usr/local/bin" "$root/job" "$root/results" "$root/scratch"
-install -m 0644 "$top/tests/guest/lib.sh" "$root/lib/coredam/lib.sh"
+install -m 0644 "$top"/tests/guest/*.sh "$root/lib/coredam/"
 install -m 0755 "$top/tests/guest/runjob" "$root/lib/coredam/runjob"
 for p in "$top"/build/guest/*; do
 	[[ -f $p && -x $p ]] && install -m 0755 "$p" "$root/usr/local/bin/"

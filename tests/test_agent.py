@@ -28,32 +28,10 @@ FreeSpaceFloor=100M
 
 LIB = r"""
 . /lib/coredam/lib.sh
+. /lib/coredam/agent.sh
 K=/proc/sys/kernel
 CONF=$JOB/coredam.conf
-ctl() { coredamctl -c $CONF "$@"; }
-start_agent() {
-    coredamd -c $CONF >> $RESULTS/agent.log 2>&1 &
-    echo $! > /tmp/agent.pid
-    waitfor 30 "coredamd answers" agent_running -c $CONF ||
-        { cat $RESULTS/agent.log; return 1; }
-}
-stop_agent() {
-    kill -TERM $(cat /tmp/agent.pid)
-    rc=0; wait $(cat /tmp/agent.pid) || rc=$?
-    echo $rc > $RESULTS/agent.rc
-}
-knobs() {
-    for k in core_cgroup core_max_concurrency core_max_waiting core_wait_timeout_ms; do
-        echo "$k=$(cat $K/$k)"
-    done
-}
-majmin() { cat /sys/block/${SCRATCH_DEV#/dev/}/dev; }
-# the kernel's dump counters: st prints them all, kstat NAME (lib.sh) one
-st() { cat $K/core_dump_stats; }
-# wait_until NAME VALUE: wait (at most 60 s) until counter NAME is at least VALUE
-wait_until() {
-    waitfor 60 "$1 >= $2" kstat_ge "$1" "$2" || { st; return 1; }
-}
+AGENT_CONF=$CONF
 """
 
 PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}
@@ -209,8 +187,7 @@ start_agent
 (storm 10 {MB} /tmp/s1) &
 storm_pid=$!
 sleep 2
-kill -KILL $(cat /tmp/agent.pid)
-wait $(cat /tmp/agent.pid) || true
+kill_agent
 knobs > $RESULTS/knobs.dead
 start_agent
 wait $storm_pid
@@ -279,8 +256,7 @@ def test_space_guard_skips_below_the_floor_and_lets_go_above(agent_boot):
 dd if=/dev/zero of=/scratch/fill bs=1M count=140 2>/dev/null; sync
 start_agent
 storm 4 16 /tmp/s1
-i=0; until grep -q event=space-low $RESULTS/agent.log; do
-    i=$((i + 1)); [ $i -lt 100 ] || { echo "no space-low"; exit 1; }; sleep 0.1; done
+waitfor 10 "event=space-low" grep -q event=space-low $RESULTS/agent.log || exit 1
 knobs > $RESULTS/knobs.low
 cat $K/core_dump_stats > $RESULTS/stats.1
 mkdir -p /scratch/cores/b && echo /scratch/cores/b/core.%p > $K/core_pattern
@@ -288,8 +264,7 @@ storm 4 16 /tmp/s2
 cat $K/core_dump_stats > $RESULTS/stats.2
 ctl status --json > $RESULTS/status.low.json
 rm -f /scratch/fill; sync
-i=0; until grep -q event=space-ok $RESULTS/agent.log; do
-    i=$((i + 1)); [ $i -lt 100 ] || { echo "no space-ok"; exit 1; }; sleep 0.1; done
+waitfor 10 "event=space-ok" grep -q event=space-ok $RESULTS/agent.log || exit 1
 mkdir -p /scratch/cores/c && echo /scratch/cores/c/core.%p > $K/core_pattern
 storm 2 16 /tmp/s3
 cat $K/core_dump_stats > $RESULTS/stats.3
@@ -370,14 +345,14 @@ start_agent
 stormer -n 16 -m 32 -c /sys/fs/cgroup/crashers -o $RESULTS/storm.txt > $RESULTS/stormer.out 2>&1 &
 spid=$!
 # the storm under way: four cores written, the rest writing or waiting
-wait_until completed 4 || st
+wait_kstat_ge completed 4 || kstats
 cp $RESULTS/agent.log $RESULTS/agent.storm
 # every thread of every dumping process: nice and policy (after "comm) ")
 for s in /proc/[0-9]*/status; do
     grep -q '^CoreDumping:[[:space:]]*1' $s 2>/dev/null || continue
     for t in ${s%/status}/task/*; do sed 's/.*) //' $t/stat 2>/dev/null | awk '{print $17, $39}'; done
 done > $RESULTS/dumpers.sched
-st > $RESULTS/stats.fg-start
+kstats > $RESULTS/stats.fg-start
 sh -c 'echo $$ > /sys/fs/cgroup/fg/cgroup.procs
        exec probe -d /scratch/fg -o $RESULTS/fg.txt -m write -i 2 -s /tmp/stop-fg' &
 fpid=$!
@@ -385,7 +360,7 @@ n0=$(grep -c event=budget $RESULTS/agent.storm)
 backed_off() { grep event=budget $RESULTS/agent.log | tail -n +$((n0 + 1)) |
     grep -q -E 'foreground_pressure=(0[.][1-9]|[1-9])'; }
 waitfor 60 "a budget change for the foreground writer" backed_off
-st > $RESULTS/stats.backed-off
+kstats > $RESULTS/stats.backed-off
 cp $RESULTS/agent.log $RESULTS/agent.backed-off
 touch /tmp/stop-fg; wait $fpid
 # the default: a light writer (4 KiB every 50 ms) stalls too little to

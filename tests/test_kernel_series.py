@@ -26,62 +26,10 @@ FAILED = [n for n in STATS if n.startswith("failed_")]
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 MB = 8
 
-# Shell helpers for the guest. The usermode helper starts with an empty
-# environment, hence the PATH.
+# the guest side: tests/guest/lib.sh and tests/guest/kernel_series.sh
 LIB = r"""
 . /lib/coredam/lib.sh
-K=/proc/sys/kernel
-stats() { cat $K/core_dump_stats; }
-# field NAME: one counter of core_dump_stats
-field() { awk -v n="$1" '$1 == n { print $2 }' $K/core_dump_stats; }
-# field_is NAME VALUE: is counter NAME VALUE? (for waitfor)
-field_is() { [ "$(field $1)" = "$2" ]; }
-# wait_field NAME VALUE: wait (<= 60 s) until counter NAME is VALUE
-wait_field() {
-    i=0
-    while [ "$(field $1)" != "$2" ]; do
-        i=$((i + 1)); [ $i -lt 600 ] || { echo "timeout: field $1 != $2: $(stats)"; return 1; }
-        sleep 0.1
-    done
-}
-# slow pipe helper: logs its admission, sleeps $1 s, then stores the core
-mkhelper() {
-    cat > /bin/slowhelper <<EOF
-#!/bin/sh
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-echo "\$1" >> /scratch/admitted
-cat /proc/self/cgroup > /scratch/helper-cgroup.\$1
-cat /proc/\$1/cgroup > /scratch/dumper-cgroup.\$1 2>/dev/null
-sleep $1
-cat > /scratch/core.\$1
-EOF
-    chmod +x /bin/slowhelper
-    echo "|/bin/slowhelper %p" > $K/core_pattern
-    echo 64 > $K/core_pipe_limit
-}
-# try_write FILE VALUE: prints "ok" or the error message
-try_write() {
-    if (echo -n "$2" > "$1") 2>/tmp/err; then echo ok; else cat /tmp/err; fi
-}
-# overtake_then_kill A MB: dump A is stuck holding the one slot. Crash B
-# (MB MiB), which gets the slot when A's lease ends; then SIGKILL A. Leaves
-# second_ms, first_state, second, kill_ms, after and b in $RESULTS.
-overtake_then_kill() {
-    t0=$(now_ms)
-    crasher -m $2 -s 11 & b=$!
-    wait $b || true
-    echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
-    echo $(( $(now_ms) - ta )) > $RESULTS/since_first_ms
-    grep CoreDumping /proc/$1/status > $RESULTS/first_state
-    stats > $RESULTS/second
-    t0=$(now_ms)
-    kill -9 $1
-    wait $1 || true
-    echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
-    wait_field overtime 0
-    stats > $RESULTS/after
-    echo $b > $RESULTS/b
-}
+. /lib/coredam/kernel_series.sh
 """
 
 
@@ -131,9 +79,9 @@ for f in core_max_concurrency core_max_waiting core_wait_timeout_ms \
          core_writeback_window core_cgroup core_slot_lease_ms; do
     echo "$f=$(cat $K/$f 2>/dev/null || echo MISSING)" >> $RESULTS/knobs
 done
-stats > $RESULTS/before
+kstats > $RESULTS/before
 crasher -m {MB} -s 11 || true
-stats > $RESULTS/after
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"})
     knobs = dict(l.split("=", 1) for l in res.text("knobs").splitlines())
@@ -159,7 +107,7 @@ def test_queue_concurrency_fifo(run):
 mkhelper 4
 echo 2 > $K/core_max_concurrency
 trap 'touch /tmp/stop' EXIT
-( while [ ! -e /tmp/stop ]; do {{ stats; echo; }} >> $RESULTS/samples; sleep 0.05; done ) &
+( while [ ! -e /tmp/stop ]; do {{ kstats; echo; }} >> $RESULTS/samples; sleep 0.05; done ) &
 sampler=$!
 pids=""
 for i in 1 2 3 4 5 6 7 8; do
@@ -167,13 +115,13 @@ for i in 1 2 3 4 5 6 7 8; do
     pids="$pids $!"
     echo $! >> $RESULTS/arrival
     # arrival order: each one is in the queue before the next crashes
-    if [ $i -le 2 ]; then wait_field active $i; else wait_field waiting $((i - 2)); fi
+    if [ $i -le 2 ]; then wait_kstat active $i; else wait_kstat waiting $((i - 2)); fi
 done
 for p in $pids; do wait $p || true; done
-wait_field active 0
+wait_kstat active 0
 touch /tmp/stop
 wait $sampler
-stats > $RESULTS/after
+kstats > $RESULTS/after
 cp /scratch/admitted $RESULTS/admitted
 checkcores /scratch/core.* > $RESULTS/cores.json
 """)
@@ -209,18 +157,18 @@ echo 1 > $K/core_max_concurrency
 echo 2 > $K/core_max_waiting
 echo 6000 > $K/core_wait_timeout_ms
 crasher -m {MB} -s 11 & a=$!
-wait_field active 1
+wait_kstat active 1
 crasher -m {MB} -s 11 & b=$!
 crasher -m {MB} -s 11 & c=$!
-wait_field waiting 2
+wait_kstat waiting 2
 crasher -m 0 -s 11 & d=$!
-wait_field skipped_full 1
-stats > $RESULTS/full
+wait_kstat skipped_full 1
+kstats > $RESULTS/full
 wait $b $c $d || true
-stats > $RESULTS/timedout
+kstats > $RESULTS/timedout
 wait $a || true
-wait_field active 0
-stats > $RESULTS/after
+wait_kstat active 0
+kstats > $RESULTS/after
 echo $a > $RESULTS/first
 checkcores /scratch/core.* > $RESULTS/cores.json
 """)
@@ -245,17 +193,17 @@ def test_sigkill_waiter(run):
 mkhelper 4
 echo 1 > $K/core_max_concurrency
 crasher -m {MB} -s 11 & a=$!
-wait_field active 1
+wait_kstat active 1
 crasher -m {MB} -s 11 & b=$!
-wait_field waiting 1
+wait_kstat waiting 1
 t0=$(now_ms)
 kill -9 $b
 wait $b || true
 echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
-stats > $RESULTS/killed
+kstats > $RESULTS/killed
 wait $a || true
-wait_field active 0
-stats > $RESULTS/after
+wait_kstat active 0
+kstats > $RESULTS/after
 ls /scratch > $RESULTS/ls
 echo $b > $RESULTS/victim
 checkcores /scratch/core.* > $RESULTS/cores.json
@@ -298,28 +246,28 @@ for round in 1 2 3; do
     rm -f /tmp/open
     sh -c "echo \\$\\$ > $C/svc/cgroup.procs; exec crasher -m 1 -s 11" & a=$!
     echo $a >> $RESULTS/holders
-    waitfor 60 "the holder dumps" field_is active 1
+    waitfor 60 "the holder dumps" kstat_is active 1
     pids=""
     for i in 1 2 3 4 5 6; do
         sh -c "echo \\$\\$ > $C/svc/cgroup.procs; exec crasher -m 1 -s 11" &
         pids="$pids $!"
     done
-    waitfor 60 "six wait" field_is waiting 6
+    waitfor 60 "six wait" kstat_is waiting 6
     echo 1 > $C/svc/cgroup.kill
     for p in $a $pids; do wait $p || true; done
     waitfor 10 "svc is empty" grep -q "populated 0" $C/svc/cgroup.events
-    wait_field waiting 0
-    wait_field active 0
-    stats > $RESULTS/killed.$round
+    wait_kstat waiting 0
+    wait_kstat active 0
+    kstats > $RESULTS/killed.$round
     # the holder's helper still sleeps; the slot is free
     touch /tmp/open
     crasher -m {MB} -s 11 & b=$!
     echo $b >> $RESULTS/outsiders
     waitfor 60 "the outsider dumps" grep -qx $b /scratch/admitted
     wait $b || true
-    wait_field active 0
+    wait_kstat active 0
 done
-stats > $RESULTS/after
+kstats > $RESULTS/after
 cp /scratch/admitted $RESULTS/admitted
 for b in $(cat $RESULTS/outsiders); do echo /scratch/core.$b; done > /tmp/outcores
 checkcores $(cat /tmp/outcores) > $RESULTS/cores.json
@@ -354,15 +302,15 @@ for i in 1 2 3 4 5; do
     crasher -m {MB} -s 11 &
     pids="$pids $!"
     echo $! >> $RESULTS/arrival
-    if [ $i -eq 1 ]; then wait_field active 1; else wait_field waiting $((i - 1)); fi
+    if [ $i -eq 1 ]; then wait_kstat active 1; else wait_kstat waiting $((i - 1)); fi
 done
 echo 3 > $K/core_max_concurrency
-stats > $RESULTS/raised
+kstats > $RESULTS/raised
 echo 1 > $K/core_max_concurrency
-stats > $RESULTS/lowered
+kstats > $RESULTS/lowered
 for p in $pids; do wait $p || true; done
-wait_field active 0
-stats > $RESULTS/after
+wait_kstat active 0
+kstats > $RESULTS/after
 cp /scratch/admitted $RESULTS/admitted
 checkcores /scratch/core.* > $RESULTS/cores.json
 """)
@@ -388,18 +336,18 @@ def test_one_users_storm_does_not_hold_back_another_user(run):
 mkhelper 2
 echo 1 > $K/core_max_concurrency
 crasher -m {MB} -s 11 -u 1000 & a1=$!
-waitfor 60 "the first dump starts" field_is active 1
+waitfor 60 "the first dump starts" kstat_is active 1
 crasher -m {MB} -s 11 -u 1000 & a2=$!
-waitfor 60 "one waits" field_is waiting 1
+waitfor 60 "one waits" kstat_is waiting 1
 crasher -m {MB} -s 11 -u 1000 & a3=$!
-waitfor 60 "two wait" field_is waiting 2
+waitfor 60 "two wait" kstat_is waiting 2
 crasher -m {MB} -s 11 -u 2000 & b=$!
-waitfor 60 "three wait" field_is waiting 3
+waitfor 60 "three wait" kstat_is waiting 3
 for p in $a1 $a2 $a3 $b; do wait $p || true; done
-wait_field active 0
+wait_kstat active 0
 echo "$a1 $b $a2 $a3" > $RESULTS/expected
 cp /scratch/admitted $RESULTS/admitted
-stats > $RESULTS/after
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, timeout=300)
     assert res.text("admitted").split() == res.text("expected").split(), \
@@ -432,18 +380,18 @@ echo 64 > $K/core_pipe_limit
 echo 1 > $K/core_max_concurrency
 echo 2000 > $K/core_slot_lease_ms
 crasher -m {MB} -s 11 & a=$!
-waitfor 60 "the first dump holds the slot" field_is active 1
+waitfor 60 "the first dump holds the slot" kstat_is active 1
 t0=$(now_ms)
 crasher -m {MB} -s 11 & b=$!
 wait $b || true
 echo $(( $(now_ms) - t0 )) > $RESULTS/second_ms
-stats > $RESULTS/second
+kstats > $RESULTS/second
 kill -0 $a && echo alive > $RESULTS/first_state
 checkcores /scratch/core.$b > $RESULTS/cores.json
 kill $(cat /scratch/stuck/pid)
 wait $a || true
-wait_field overtime 0
-stats > $RESULTS/after
+wait_kstat overtime 0
+kstats > $RESULTS/after
 """, timeout=300)
     # the second dump waited for the lease, not for the stuck one
     assert 1500 <= int(res.text("second_ms")) < 60000, res.text("second_ms")
@@ -466,14 +414,14 @@ def test_core_pipe_limit_skips_and_counts(run):
 mkhelper 3
 echo 1 > $K/core_pipe_limit
 crasher -m {MB} -s 11 & a=$!
-waitfor 60 "the first dump starts" field_is active 1
+waitfor 60 "the first dump starts" kstat_is active 1
 crasher -m {MB} -s 11 & b=$!
 wait $b || true
 echo $b > $RESULTS/b
-stats > $RESULTS/skipped
+kstats > $RESULTS/skipped
 wait $a || true
-wait_field active 0
-stats > $RESULTS/after
+wait_kstat active 0
+kstats > $RESULTS/after
 ls /scratch > $RESULTS/ls.txt
 checkcores /scratch/core.* > $RESULTS/cores.json
 """)
@@ -549,12 +497,12 @@ echo /dump > $K/core_cgroup
 mkhelper 1
 sh -c "echo \\$\\$ > $C/crash/cgroup.procs; exec crasher -m {MB} -s 11" & a=$!
 wait $a || true
-wait_field active 0
+wait_kstat active 0
 sync
 cp /scratch/helper-cgroup.$a /scratch/dumper-cgroup.$a $RESULTS/
 echo $a > $RESULTS/pid
 cat $C/dump/io.stat > $RESULTS/io.stat
-stats > $RESULTS/after
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """)
     pid = res.text("pid").strip()
@@ -586,24 +534,25 @@ echo "$dev wbps=4000000" > $C/dump/io.max
 echo /dump > $K/core_cgroup
 sh -c "echo \\$\\$ > $C/crash/cgroup.procs; exec crasher -m {MB} -s 11" & a=$!
 t0=$(now_ms)
-waitfor 60 "the dump starts" field_is active 1
+waitfor 60 "the dump starts" kstat_is active 1
 cat /proc/$a/cgroup > $RESULTS/proc.cgroup
 cat $C/crash/cgroup.procs > $RESULTS/crash.procs
 cat $C/crash/cgroup.events > $RESULTS/crash.events
 in_dump=no
-i=0
-while [ "$(field active)" != 0 ]; do
+# while the dump lasts, each look notes whether a process showed in the dump cgroup
+dump_over() {{
+    kstat_is active 0 && return 0
     [ -s $C/dump/cgroup.procs ] && in_dump=yes
-    i=$((i + 1)); [ $i -lt 3000 ] || {{ echo "the paced dump did not end in 300 s"; exit 1; }}
-    sleep 0.1
-done
+    return 1
+}}
+waitfor 300 "the paced dump to end" dump_over || exit 1
 wait $a || true
 echo $(( $(now_ms) - t0 )) > $RESULTS/dump_ms
 echo $in_dump > $RESULTS/in_dump
 cat $C/dump/memory.stat > $RESULTS/memory.stat
 sync
 cat $C/dump/io.stat > $RESULTS/io.stat
-stats > $RESULTS/after
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"})
     assert res.text("proc.cgroup").strip() == "0::/crash", res.text("proc.cgroup")
@@ -635,7 +584,7 @@ echo /dump > $K/core_cgroup
 echo 4 > $C/lim/pids.max
 sh -c "echo \\$\\$ > $C/lim/cgroup.procs; exec sleep 600" & sl=$!
 sh -c "echo \\$\\$ > $C/lim/cgroup.procs; exec crasher -m {MB} -s 11" & a=$!
-waitfor 60 "the dump starts" field_is active 1
+waitfor 60 "the dump starts" kstat_is active 1
 sleep 1
 cat $C/lim/pids.current > $RESULTS/pids.during
 cat /proc/$a/cgroup > $RESULTS/proc.cgroup
@@ -648,16 +597,16 @@ echo 1 > $C/lim/cgroup.kill
 wait $a || true
 echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
 waitfor 10 "lim is empty" grep -q "populated 0" $C/lim/cgroup.events
-stats > $RESULTS/killed
+kstats > $RESULTS/killed
 crasher -m {MB} -s 11 & b=$!
-waitfor 60 "the second dump starts" field_is active 1
+waitfor 60 "the second dump starts" kstat_is active 1
 sleep 1
 t0=$(now_ms)
 kill -9 $b
 wait $b || true
 echo $(( $(now_ms) - t0 )) > $RESULTS/sigkill_ms
-wait_field active 0
-stats > $RESULTS/after
+wait_kstat active 0
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"})
     assert res.text("proc.cgroup").strip() == "0::/lim"
@@ -687,11 +636,11 @@ mkdir $C/dump $C/dump2
 echo /dump > $K/core_cgroup
 rmdir $C/dump
 crasher -m {MB} -s 11 || true
-stats > $RESULTS/removed
+kstats > $RESULTS/removed
 cat $K/core_cgroup > $RESULTS/value
 echo /dump2 > $K/core_cgroup
 crasher -m {MB} -s 11 || true
-stats > $RESULTS/after
+kstats > $RESULTS/after
 echo > $K/core_cgroup
 rmdir $C/dump2
 checkcores /scratch/core.* > $RESULTS/cores.json
@@ -712,7 +661,7 @@ mkdir $C/dump
 echo 0 > $C/dump/pids.max
 echo /dump > $K/core_cgroup
 crasher -m {MB} -s 11 || true
-stats > $RESULTS/after
+kstats > $RESULTS/after
 sync
 cat $C/dump/io.stat > $RESULTS/io.stat
 checkcores /scratch/core.* > $RESULTS/cores.json
@@ -733,10 +682,10 @@ mkdir $C/dump
 echo 1 > $C/dump/cgroup.freeze
 echo /dump > $K/core_cgroup
 crasher -m {MB} -s 11 & pid=$!
-waitfor 60 "the dump ends" field_is completed 1
+waitfor 60 "the dump ends" kstat_is completed 1
 wait $pid || true
 cat $C/dump/cgroup.events > $RESULTS/events
-stats > $RESULTS/after
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"})
     assert "frozen 1" in res.text("events"), res.text("events")
@@ -758,9 +707,9 @@ echo "$dev wbps=1000000" > $C/dump/io.max
 echo /dump > $K/core_cgroup
 echo 1 > $K/core_max_concurrency
 sh -c "echo \\$\\$ > $C/fa/cgroup.procs; exec crasher -m {MB} -s 11" & a=$!
-waitfor 60 "the first dump starts" field_is active 1
+waitfor 60 "the first dump starts" kstat_is active 1
 sh -c "echo \\$\\$ > $C/fb/cgroup.procs; exec crasher -m {MB} -s 11" & b=$!
-waitfor 60 "the second waits" field_is waiting 1
+waitfor 60 "the second waits" kstat_is waiting 1
 sleep 1
 t0=$(now_ms)
 echo 1 > $C/fb/cgroup.freeze
@@ -771,16 +720,16 @@ echo 1 > $C/fa/cgroup.freeze
 waitfor 10 "the dumper's cgroup is frozen" grep -q "frozen 1" $C/fa/cgroup.events
 echo $(( $(now_ms) - t0 )) > $RESULTS/freeze_dumper_ms
 sleep 1
-field bytes > $RESULTS/bytes.frozen1
+kstat bytes > $RESULTS/bytes.frozen1
 sleep 2
-field bytes > $RESULTS/bytes.frozen2
-stats > $RESULTS/frozen
+kstat bytes > $RESULTS/bytes.frozen2
+kstats > $RESULTS/frozen
 echo 0 > $C/fa/cgroup.freeze
 echo 0 > $C/fb/cgroup.freeze
 wait $a || true
 wait $b || true
-wait_field active 0
-stats > $RESULTS/after
+wait_kstat active 0
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"}, timeout=400)
     # the freezer's own pace: it completes in well under a second here
@@ -812,7 +761,7 @@ echo /dump/inner > $K/core_cgroup
 t0=$(now_ms)
 crasher -m {MB} -s 11 || true
 echo $(( $(now_ms) - t0 )) > $RESULTS/ms
-stats > $RESULTS/after
+kstats > $RESULTS/after
 sync
 cat $C/dump/inner/io.stat > $RESULTS/io.stat
 checkcores /scratch/core.* > $RESULTS/cores.json
@@ -852,7 +801,7 @@ echo $(( $(now_ms) - t0 )) > $RESULTS/other_ms
 sync
 cat $C/tenant/coredump/io.stat > $RESULTS/tenant.io.stat
 cat $C/coredump/io.stat > $RESULTS/system.io.stat
-stats > $RESULTS/after
+kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"})
     assert res.text("value").strip() == "coredump"
@@ -908,7 +857,7 @@ echo 1 > $K/core_max_concurrency
 echo 1000 > $K/core_slot_lease_ms
 echo '/mnt/stall/core.%p' > $K/core_pattern
 crasher -m {MB} -s 11 & a=$!
-waitfor 60 "the first dump starts" field_is active 1
+waitfor 60 "the first dump starts" kstat_is active 1
 ta=$(now_ms)
 stuck() {{ [ "$(stat -c %s /mnt/stall/core.$a 2>/dev/null)" = 65536 ]; }}
 waitfor 60 "the first dump is stuck at 64 KiB" stuck
@@ -934,7 +883,7 @@ def test_huge_sparse_mapping_gives_its_slot_back_and_dies_at_once(run):
 echo 1 > $K/core_max_concurrency
 echo 1000 > $K/core_slot_lease_ms
 crasher -m 1 -S 65536 -s 11 & a=$!
-waitfor 60 "the sparse dump starts" field_is active 1
+waitfor 60 "the sparse dump starts" kstat_is active 1
 ta=$(now_ms)
 overtake_then_kill $a {MB}
 checkcores /scratch/core.$(cat $RESULTS/b) > $RESULTS/cores.json
@@ -956,16 +905,16 @@ waitfor 10 "the FUSE mount serves" test -e /tmp/fuse.ready
 echo 1 > $K/core_max_concurrency
 echo '/mnt/stall/core.%p' > $K/core_pattern
 crasher -m 1 -s 11 & a=$!
-waitfor 60 "the first dump starts" field_is active 1
+waitfor 60 "the first dump starts" kstat_is active 1
 pids=""
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
     crasher -m 1 -s 11 & pids="$pids $!"
 done
-waitfor 60 "twelve wait" field_is waiting 12
+waitfor 60 "twelve wait" kstat_is waiting 12
 cut -d' ' -f1 /proc/loadavg > $RESULTS/load.start
 sleep 25
 cut -d' ' -f1 /proc/loadavg > $RESULTS/load.end
-stats > $RESULTS/during
+kstats > $RESULTS/during
 # the control: one busy loop for 20 s does raise the load average here
 ( end=$(( $(now_ms) + 20000 )); while [ $(now_ms) -lt $end ]; do :; done ) &
 wait $!
@@ -976,9 +925,9 @@ cut -d' ' -f1 /proc/loadavg > $RESULTS/load.busy
 # to a waiter not yet signalled, before the shell's next kill().)
 kill -9 $pids $a
 for p in $pids $a; do wait $p || true; done
-wait_field waiting 0
-wait_field active 0
-stats > $RESULTS/after
+wait_kstat waiting 0
+wait_kstat active 0
+kstats > $RESULTS/after
 kill $fpid
 umount -l /mnt/stall || true
 """, timeout=300)

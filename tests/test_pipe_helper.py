@@ -15,28 +15,9 @@ PATTERN = f"|{HELPER} /scratch/cores %P %u %g %s %t %c %d %e"
 
 LIB = r"""
 . /lib/coredam/lib.sh
-mkdir -p /etc/coredam /scratch/cores
-chmod 755 /scratch/cores
-cp $JOB/coredam.conf /etc/coredam/coredam.conf
-start_agent() {
-    coredamd >> $RESULTS/agent.log 2>&1 &
-    echo $! > /tmp/agent.pid
-    waitfor 30 "coredamd answers" agent_running ||
-        { cat $RESULTS/agent.log; return 1; }
-}
-# wait_cores N: until N metadata files exist and no helper runs (at most 240 s)
-wait_cores() {
-    local i=0
-    while [ "$(ls /scratch/cores | grep -c '\.json$')" -lt "$1" ] || pidof coredam-pipe >/dev/null; do
-        i=$((i + 1)); [ $i -lt 2400 ] || { echo "cores missing"; ls -la /scratch/cores; return 1; }
-        sleep 0.1
-    done
-}
-collect() {
-    ls -la /scratch/cores > $RESULTS/ls.txt
-    for m in /scratch/cores/*.json; do [ -e "$m" ] && cat "$m" >> $RESULTS/meta.json; done
-    cp /run/coredam/pipe/stats $RESULTS/stats.txt 2>/dev/null || true
-}
+. /lib/coredam/agent.sh
+. /lib/coredam/pipe_helper.sh
+pipe_setup
 """
 
 
@@ -129,7 +110,7 @@ for p in $pids; do
     sleep 0.3
     if [ $n -eq 8 ]; then
         # the agent dies in the middle of the burst and comes back
-        kill -9 $(cat /tmp/agent.pid)
+        kill_agent
         start_agent
     fi
 done
@@ -161,8 +142,7 @@ for f in /scratch/cores/core.*; do
 done
 coredamctl status --json > $RESULTS/status.json
 coredamctl status > $RESULTS/status.txt
-kill -TERM $(cat /tmp/agent.pid)
-wait $(cat /tmp/agent.pid) || true
+stop_agent
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
 [ -e /run/coredam/pipe/budget ] && echo present > $RESULTS/budget.after || true
 """
@@ -435,10 +415,7 @@ if kill -0 $spid 2>/dev/null; then echo walking; else echo gone; fi > $RESULTS/s
 # on a stock kernel not even SIGKILL stops that walk (the series' first
 # patch makes it stop): the job ends without waiting for it
 collect
-for f in /scratch/cores/core.*; do
-    case $f in *.json|*.incomplete) continue;; esac
-    corecheck $f >> $RESULTS/cores.json || true
-done
+check_cores
 """ % PATTERN
 
 
@@ -515,10 +492,7 @@ for p in $pids; do wait $p || true; done
 wait
 wait_cores 4
 collect
-for f in /scratch/cores/core.*; do
-    case $f in *.json|*.incomplete) continue;; esac
-    corecheck $f >> $RESULTS/cores.json || true
-done
+check_cores
 """ % PATTERN
 
 

@@ -79,8 +79,7 @@ storm_pid=$!
 n=0
 while [ $n -lt 24 ]; do
     sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 + 1 ))
-    kill -KILL $(cat /tmp/agent.pid)
-    wait $(cat /tmp/agent.pid) 2>/dev/null || true
+    kill_agent
     echo "$(now_ms) $(kstat completed)" >> $RESULTS/kills.txt
     start_agent
     n=$((n + 1))
@@ -274,28 +273,28 @@ def test_destination_removed_then_file_system_fails_mid_storm(agent_boot):
     res = agent_boot("""
 mount -o remount,errors=remount-ro /scratch
 start_agent
-st > $RESULTS/stats.0
+kstats > $RESULTS/stats.0
 (storm 4 16 /tmp/s1) &
 storm_pid=$!
-wait_until admitted 1     # the first dump writes
+wait_kstat_ge admitted 1     # the first dump writes
 sleep 0.5
 rm -rf /scratch/cores
-echo "removed at $(st)" > $RESULTS/removed
+echo "removed at $(kstats)" > $RESULTS/removed
 wait $storm_pid
-st > $RESULTS/stats.1
+kstats > $RESULTS/stats.1
 sleep 1.5                 # three agent intervals
 mkdir /scratch/cores
 storm 2 8 /tmp/s2
 checkcores /scratch/cores/core.* > $RESULTS/cores.2.json
-st > $RESULTS/stats.2
+kstats > $RESULTS/stats.2
 (storm 4 16 /tmp/s3) &
 storm_pid=$!
-wait_until admitted $(( $(kstat admitted) + 2 ))   # the first of the four done, the second writes
+wait_kstat_ge admitted $(( $(kstat admitted) + 2 ))   # the first of the four done, the second writes
 sleep 0.5
 echo 1 > /sys/fs/ext4/${SCRATCH_DEV#/dev/}/trigger_fs_error
-echo "failed at $(st)" > $RESULTS/fs-failed
+echo "failed at $(kstats)" > $RESULTS/fs-failed
 wait $storm_pid
-st > $RESULTS/stats.3
+kstats > $RESULTS/stats.3
 sleep 1.5
 ls -l /scratch/cores > $RESULTS/ls.3 2>&1 || true
 dmesg | grep -i ext4 > $RESULTS/dmesg.ext4 || true
@@ -342,14 +341,14 @@ def test_threads_huge_pages_and_setuid(agent_boot):
     through the queue and the dump cgroup."""
     res = agent_boot("""
 start_agent
-st > $RESULTS/stats.0
+kstats > $RESULTS/stats.0
 # (plain "wait" would wait for the agent too)
 for i in 1 2 3 4; do crasher -m 8 -t 8 -T & echo $! >> $RESULTS/threaded; done
 for p in $(cat $RESULTS/threaded); do wait $p || true; done
 for i in 1 2; do crasher -m 32 -H -r /tmp/huge.$i & echo $! >> $RESULTS/huge.pids; done
 for p in $(cat $RESULTS/huge.pids); do wait $p || true; done
 cat /tmp/huge.1 /tmp/huge.2 > $RESULTS/huge.kb
-st > $RESULTS/stats.1
+kstats > $RESULTS/stats.1
 
 mkdir -p /tmp/suid
 cp $(command -v crasher) /tmp/suid/crasher
@@ -357,10 +356,10 @@ chown 0:0 /tmp/suid/crasher
 chmod 4755 /tmp/suid/crasher
 echo 0 > /proc/sys/fs/suid_dumpable
 /tmp/suid/crasher -u 65534 -m 4 & echo $! > $RESULTS/suid0.pid; wait $! || true
-st > $RESULTS/stats.2
+kstats > $RESULTS/stats.2
 echo 2 > /proc/sys/fs/suid_dumpable
 /tmp/suid/crasher -u 65534 -m 4 & echo $! > $RESULTS/suid2.pid; wait $! || true
-st > $RESULTS/stats.3
+kstats > $RESULTS/stats.3
 wait_idle
 ls -ln /scratch/cores > $RESULTS/ls.txt
 for p in $(cat $RESULTS/suid2.pid); do stat -c '%u %a' /scratch/cores/core.$p > $RESULTS/suid2.stat; done
@@ -409,14 +408,14 @@ CG=/sys/fs/cgroup
 start_agent
 (storm 2 16 /tmp/s1) &
 storm_pid=$!
-wait_until admitted 1
+wait_kstat_ge admitted 1
 echo 4M > $CG/coredump.slice/memory.max
 if mv $CG/coredump.slice $CG/renamed.slice 2> $RESULTS/rename.err; then echo renamed; else echo refused; fi > $RESULTS/rename
 wait $storm_pid
 wait_idle
 cat $CG/coredump.slice/memory.events > $RESULTS/memory.events
 cat $CG/coredump.slice/memory.peak > $RESULTS/memory.peak
-st > $RESULTS/stats.1
+kstats > $RESULTS/stats.1
 rmdir $CG/coredump.slice
 i=0; until grep -q event=cgroup-recreated $RESULTS/agent.log || [ $i -ge 100 ]; do
     i=$((i + 1)); sleep 0.1; done
@@ -424,7 +423,7 @@ cat $K/core_cgroup > $RESULTS/core_cgroup
 cat $CG/coredump.slice/io.max > $RESULTS/io.max
 majmin > $RESULTS/majmin
 storm 4 16 /tmp/s2
-st > $RESULTS/stats.2
+kstats > $RESULTS/stats.2
 cat $CG/coredump.slice/io.stat > $RESULTS/io.stat
 checkcores /scratch/cores/core.* > $RESULTS/cores.json
 stop_agent
@@ -463,9 +462,9 @@ def test_dumper_killed_while_writing(agent_boot):
     res = agent_boot("""
 start_agent
 crasher -m 32 & a=$!
-wait_until admitted 1     # a writes
+wait_kstat_ge admitted 1     # a writes
 crasher -m 32 & b=$!
-wait_until waiting 1      # b waits
+wait_kstat_ge waiting 1      # b waits
 sleep 1
 ls -l /scratch/cores > $RESULTS/ls.before
 t0=$(now_ms)
@@ -475,7 +474,7 @@ echo $(( $(now_ms) - t0 )) > $RESULTS/kill_ms
 echo "$a $b" > $RESULTS/pids
 wait $b || true
 wait_idle
-st > $RESULTS/stats
+kstats > $RESULTS/stats
 i=0; until grep -q event=incomplete-marked $RESULTS/agent.log || [ $i -ge 100 ]; do
     i=$((i + 1)); sleep 0.2; done
 ls -l /scratch/cores > $RESULTS/ls.after

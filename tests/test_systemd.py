@@ -31,58 +31,13 @@ LEAF = "/coredump.slice/coredump-kernel.slice"
 
 LIB = r"""
 . /lib/coredam/lib.sh
-export SYSTEMD_PAGER= SYSTEMD_COLORS=0
-majmin() { cat /sys/block/${1#/dev/}/dev; }
-# wait_for CMD...: until CMD succeeds (at most 60 s)
-wait_for() {
-    i=0
-    until "$@" >/dev/null 2>&1; do
-        i=$((i + 1)); [ $i -lt 600 ] || { echo "timed out: $*"; return 1; }
-        sleep 0.1
-    done
-}
-# cores_on_scratch: a file core_pattern on the scratch disk; waits until the
-# agent has followed it there (io.max names the disk); $m is its MAJ:MIN
-cores_on_scratch() {
-    mkdir -p /scratch/cores
-    echo /scratch/cores/core.%p > /proc/sys/kernel/core_pattern
-    m=$(majmin $SCRATCH_DEV); echo $m > $RESULTS/scratch.majmin
-    wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
-}
-agent_log() { journalctl -b -u coredamd --no-pager -o cat > $RESULTS/agent.log || true; }
-conf() {
-    mkdir -p /etc/coredam/coredam.conf.d
-    cat > /etc/coredam/coredam.conf.d/50-test.conf
-}
-# the probe as a foreground service in its own slice, the crashers in theirs
-start_probe() {
-    mkdir -p /scratch/probe
-    systemd-run --quiet --unit=probe --slice=probe.slice \
-        /usr/local/bin/probe -d /scratch/probe -o $RESULTS/probe.txt -i 50 -s /tmp/stop-probe
-}
-stop_probe() {
-    touch /tmp/stop-probe
-    wait_for sh -c '! systemctl is-active -q probe'
-}
-# crash N MB: N processes of MB MiB crash at once, from crashers.slice;
-# returns when the last has been reaped (systemd-run --wait needs D-Bus,
-# which the minimal guest does not have; systemctl talks to systemd directly)
-crash() {
-    systemd-run --quiet --slice=crashers.slice --unit=storm \
-        /usr/local/bin/stormer -n $1 -m $2 -o $RESULTS/storm.txt
-    i=0
-    while systemctl is-active -q storm; do
-        i=$((i + 1)); [ $i -lt 6000 ] || { echo "storm did not end"; return 1; }
-        sleep 0.2
-    done
-    grep -q '^end' $RESULTS/storm.txt
-}
+. /lib/coredam/systemd.sh
 """
 
 
 def boot(script, timeout=1200, **kw):
-    res = qemu_boot(LIB + script, kernel=kw.pop("kernel", KERNEL), rootfs=ROOTFS, timeout=timeout,
-                  mem=kw.pop("mem", "3G"), **kw)
+    res = qemu_boot(LIB + script, kernel=kw.pop("kernel", KERNEL), rootfs=ROOTFS,
+                    timeout=timeout, mem=kw.pop("mem", "3G"), **kw)
     log = res.text("agent.log") if res.path("agent.log").exists() else ""
     assert res.rc == 0, res.output + "\n--- agent log ---\n" + log
     return res
@@ -128,7 +83,7 @@ WriteBandwidth=12M
 FreeSpaceFloor=20M
 EOF
 systemctl reload coredamd
-wait_for grep -q wbps=12000000 /sys/fs/cgroup/coredump.slice/io.max
+waitfor 60 "io.max at 12 MB/s" grep -q wbps=12000000 /sys/fs/cgroup/coredump.slice/io.max
 coredamctl status --json > $RESULTS/status.json
 coredamctl status > $RESULTS/status.txt
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
@@ -243,7 +198,7 @@ grep -E '^(CapEff|CapPrm):' /proc/$pid/status > $RESULTS/agent.caps
 if nsenter -t $pid -m sh -c 'v=$(cat "$0") && printf "%s\n" "$v" > "$0"' /proc/sys/kernel/core_pattern 2>/dev/null
 then echo ok; else echo refused; fi > $RESULTS/agent.pattern_write
 systemd-run --quiet --slice=crashers.slice --unit=one /usr/local/bin/crasher -m 8
-wait_for sh -c 'ls /var/lib/coredam/cores | grep -q "^core[.]crasher[.].*[.]json$"'
+waitfor 60 "the crasher's core" sh -c 'ls /var/lib/coredam/cores | grep -q "^core[.]crasher[.].*[.]json$"'
 ls -la /var/lib/coredam/cores > $RESULTS/cores.ls
 systemctl stop coredamd
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
@@ -374,7 +329,7 @@ Concurrency=2
 FreeSpaceFloor=100M
 EOF
 systemctl reload coredamd
-wait_for grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
+waitfor 60 "io.max names $m" grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
 """
 
 

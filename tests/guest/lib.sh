@@ -33,6 +33,9 @@ agent_running() { coredamctl "$@" status --json 2>/dev/null | grep -q '"running"
 # names, and their order is not part of the interface.
 KSTATS=/proc/sys/kernel/core_dump_stats
 
+# kstats: every counter, as the kernel prints them
+kstats() { cat $KSTATS; }
+
 # kstat NAME: print the counter NAME; fail, printing nothing, if there is none
 kstat() {
 	awk -v name="$1" '$1 == name { print $2; found = 1; exit } END { exit !found }' $KSTATS
@@ -44,6 +47,16 @@ kstat_is() { [ "$(kstat "$1")" = "$2" ]; }
 kstat_ge() {
 	local v
 	v=$(kstat "$1") && [ "$v" -ge "$2" ]
+}
+
+# wait_kstat NAME VALUE, wait_kstat_ge NAME VALUE: until the counter NAME
+# is VALUE, at least VALUE (at most 60 s); on a timeout the counters are
+# printed.
+wait_kstat() {
+	waitfor 60 "$1 = $2" kstat_is "$1" "$2" || { cat $KSTATS; return 1; }
+}
+wait_kstat_ge() {
+	waitfor 60 "$1 >= $2" kstat_ge "$1" "$2" || { cat $KSTATS; return 1; }
 }
 
 # wait_idle: until no dump writes or waits in the kernel's queue (at most
@@ -87,6 +100,13 @@ storm() {
 	waitfor 900 "the pipe helpers to end" no_helper
 	sync
 	echo "$prep $start $end $(now_ms)" > "$RESULTS/storm.times"
+}
+
+# majmin [DEV]: the MAJ:MIN of block device DEV (/dev/vdb or vdb), by
+# default the scratch disk's
+majmin() {
+	local dev=${1:-$SCRATCH_DEV}
+	cat "/sys/block/${dev#/dev/}/dev"
 }
 
 # now_ms: CLOCK_MONOTONIC in milliseconds, as probe's timestamps

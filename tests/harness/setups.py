@@ -4,24 +4,24 @@ benchmark and the demo share (data)."""
 
 from dataclasses import dataclass, field
 
-# @QUEUE_CAP@ in an agent's configuration is the scenario's queue cap
+# @QUEUE_CAP@ in an agent's configuration is the scenario's queue cap;
+# start_agent and stop_agent are tests/guest/agent.sh's
 AGENT_START = """
-cat > /tmp/coredam.conf <<'CONF'
+. /lib/coredam/agent.sh
+AGENT_CONF=/tmp/coredam.conf
+cat > $AGENT_CONF <<'CONF'
 {conf}
 CONF
-sed -i "s/@QUEUE_CAP@/$QUEUE_CAP/" /tmp/coredam.conf
-coredamd -c /tmp/coredam.conf > $RESULTS/agent.log 2>&1 &
-echo $! > /tmp/agent.pid
+sed -i "s/@QUEUE_CAP@/$QUEUE_CAP/" $AGENT_CONF
+start_agent || exit 1
 {after_start}
-waitfor 30 "coredamd answers" agent_running -c /tmp/coredam.conf ||
-    {{ cat $RESULTS/agent.log; exit 1; }}
 """
 
 AGENT_STOP = """
-coredamctl -c /tmp/coredam.conf status --json > $RESULTS/status.json || true
+ctl status --json > $RESULTS/status.json || true
 cat /proc/$(cat /tmp/agent.pid)/stat > $RESULTS/agent.stat || true
 cp /run/coredam/pipe/stats $RESULTS/pipe-stats 2>/dev/null || true
-kill -TERM $(cat /tmp/agent.pid); wait $(cat /tmp/agent.pid) || true
+stop_agent
 """
 
 
@@ -36,9 +36,11 @@ class Setup:
 
 
 def agent_setup(name, describe, conf, kernel="patched", after_start=""):
-    """@after_start: guest shell run once the agent started (its pid in /tmp/agent.pid)."""
-    return Setup(name, kernel, describe, script=AGENT_START.format(conf=conf.strip(), after_start=after_start),
-                 teardown=AGENT_STOP)
+    """@after_start: guest shell run once the agent answers (its pid in
+    /tmp/agent.pid)."""
+    return Setup(name, kernel, describe, teardown=AGENT_STOP,
+                 script=AGENT_START.format(conf=conf.strip(), after_start=after_start))
+
 
 # The fixed budget, the same for the stock kernel's helper and the kernel
 # path: 10 MB/s, two dumps at once.

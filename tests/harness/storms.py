@@ -13,48 +13,28 @@ from .stats import idle_and_storm
 # the scratch disk's write throttle every storm runs with, bytes a second
 DISK_BPS = 40_000_000
 
-# The probes run in a cgroup of their own, as a foreground service would:
-# the agent's adaptive mode watches the pressure of cgroups other than the
-# dump cgroup. The crashers run in /crashers (or in cgroups below it that
-# the scenario makes), whose memory.peak is what the storm's processes held
-# while they waited and dumped.
-STORM_SCRIPT = """
+# The job: tests/guest/storm.sh's probed_storm, with the scenario's and the
+# setup's shell as its storm_prepare, storm_setup and storm_teardown
+STORM_JOB = """
 . /lib/coredam/lib.sh
-mkdir -p /scratch/cores /scratch/probe /sys/fs/cgroup/probe /sys/fs/cgroup/crashers
-echo "+memory +io" > /sys/fs/cgroup/cgroup.subtree_control
+. /lib/coredam/storm.sh
+QUEUE_CAP={queue_cap}
+STORM_PROBES="{probes}" STORM_INTERVAL={interval} STORM_IDLE={idle}
+STORM_CRASHES={crashes} STORM_MB={mb} STORM_PERIOD={period} STORM_THREADS={threads}
+STORM_CGROUPS={cgroups} STORM_HOLD_MS={hold_ms}
+storm_prepare() {{
+:
 {prepare}
+}}
+storm_setup() {{
+:
 {setup}
-case " {probes} " in *" read "*)
-    # the read probe's file, written before any probe measures
-    dd if=/dev/zero of=/scratch/probe/probe-read.dat bs=1M count=64 2>/dev/null; sync;;
-esac
-probe_pids=""
-for mode in {probes}; do
-    sh -c 'echo $$ > /sys/fs/cgroup/probe/cgroup.procs
-           exec probe -d /scratch/probe -o $RESULTS/probe.$0.txt -m $0 -i {interval} -s /tmp/stop-probe' $mode &
-    probe_pids="$probe_pids $!"
-done
-sleep {idle}
-stormer -n {crashes} -m {mb} -p {period} -t {threads} -c {cgroups} -o $RESULTS/storm.txt
-cat /sys/fs/cgroup/crashers/memory.peak > $RESULTS/crashers.peak
-waitfor 1500 "the pipe helpers to end" no_helper
-sync
-now_ms > $RESULTS/synced
-sleep 2
-# the probes measure until {hold_ms} ms after the first crash, if that is later
-past_ms() {{ [ "$(now_ms)" -ge "$1" ]; }}
-waitfor {hold_wait} "the probes' window" past_ms \
-    $(( $(awk '$1 == "start" {{ print $2 }}' $RESULTS/storm.txt) + {hold_ms} ))
-touch /tmp/stop-probe
-for p in $probe_pids; do wait $p; done
-cat /sys/fs/cgroup/coredump.slice/memory.peak > $RESULTS/dump.peak 2>/dev/null || true
+}}
+storm_teardown() {{
+:
 {teardown}
-for f in /scratch/cores/core.*; do
-    case $f in *.part|*.json|*.meta) continue;; esac
-    [ -e "$f" ] && corecheck $f >> $RESULTS/cores.json || true
-done
-cat /proc/sys/kernel/core_dump_stats > $RESULTS/stats 2>/dev/null || true
-cp /run/coredam/pipe/stats $RESULTS/pipe-stats 2>/dev/null || true
+}}
+probed_storm
 """
 
 
@@ -124,10 +104,11 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
     mb = mb or scenario.mb
     sysctls = {"kernel.core_pattern": "/scratch/cores/core.%p"}
     sysctls.update(setup.sysctls)
-    script = f"QUEUE_CAP={scenario.queue_cap}\n" + STORM_SCRIPT.format(
+    script = STORM_JOB.format(
+        queue_cap=scenario.queue_cap,
         setup=setup.script, teardown=setup.teardown, interval=interval_ms,
         idle=idle_s, crashes=crashes, period=scenario.period_ms,
-        hold_ms=int(hold_s * 1000), hold_wait=int(hold_s) + 60,
+        hold_ms=int(hold_s * 1000),
         mb=",".join(str(m) for m in size_list),
         threads=scenario.threads, prepare=scenario.prepare,
         cgroups=",".join(f"/sys/fs/cgroup/{c}" for c in scenario.cgroups),
