@@ -5,7 +5,7 @@ the logger gives it."""
 import pathlib
 import re
 
-TOP = pathlib.Path(__file__).resolve().parent.parent
+TOP = pathlib.Path(__file__).resolve().parents[2]
 SRC = TOP / "userspace"
 
 

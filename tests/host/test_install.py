@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-TOP = pathlib.Path(__file__).resolve().parent.parent
+TOP = pathlib.Path(__file__).resolve().parents[2]
 
 
 def make(*args):

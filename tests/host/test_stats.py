@@ -11,7 +11,7 @@ import pytest
 
 from harness import parsers
 
-LIB = Path(__file__).resolve().parent / "guest" / "lib.sh"
+LIB = Path(__file__).resolve().parents[1] / "guest" / "lib.sh"
 
 # a snapshot that adds up: of 20 started, 15 admitted, 2 waiting, 3 skipped;
 # of the 15, 8 completed, 3 failed, 1 over core_pipe_limit, 2 active, 1 over time
