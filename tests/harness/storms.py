@@ -118,6 +118,11 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
                     name=f"storm-{setup.name}-{scenario.name}")
     if res.rc != 0:
         raise RuntimeError(f"storm job failed (rc {res.rc}):\n{res.output}")
+    return storm_result(res, setup.name, scenario, crashes, mb, sizes, hold_s)
+
+
+def storm_result(res, setup_name, scenario, crashes, mb, sizes, hold_s=0):
+    """What the storm job's results (a job.Result) say: a StormResult."""
     times, crash_rows = parsers.storm_txt(res.text("storm.txt"))
     prep, start, end = times["prep"], times["start"], times["end"]
     synced = int(res.text("synced").strip())
@@ -138,7 +143,7 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
         if res.path("agent.stat").exists() else None
     log = res.text("agent.log") if res.path("agent.log").exists() else ""
     return StormResult(
-        setup=setup.name, scenario=scenario.name, crashes=crashes, mb=mb, probes=probes,
+        setup=setup_name, scenario=scenario.name, crashes=crashes, mb=mb, probes=probes,
         cores_found=len(cores),
         cores_complete=sum(1 for c in cores if c["valid"] and c["complete"]),
         crash_exit_ms=[e - c for _, c, e, _ in crash_rows],

@@ -1,0 +1,99 @@
+"""The harness's parsers on what real guests wrote (test_data/, as kunit's):
+a storm of the storm tests (storm-burst/: 4 crashers of 32 MB, the write
+probe), an adaptive agent's log and coredam-pipe's counters. The expected
+values were worked out from the files by other means than the parsers
+(awk, sort, counting lines), as each test's comments say."""
+
+from pathlib import Path
+
+import pytest
+
+from harness import parsers, stats, storms
+from harness.job import Result
+from harness.scenarios import Scenario
+
+DATA = Path(__file__).resolve().parent / "test_data"
+STORM = DATA / "storm-burst"
+
+
+def recorded(results_dir):
+    return Result(rc=0, output="", console="", results_dir=results_dir,
+                  log_dir=results_dir, wall_s=0.0)
+
+
+def test_probe_samples():
+    # wc -l: 524 lines, every one "start_ms latency_us"
+    samples = parsers.read_probe(STORM / "probe.write.txt")
+    assert len(samples) == 524
+    assert samples[0] == (2381, 21186) and samples[-1][0] > samples[0][0]
+    assert [t for t, _ in samples] == sorted(t for t, _ in samples)
+
+
+def test_stormer_times_and_crashes():
+    times, crashes = parsers.storm_txt((STORM / "storm.txt").read_text())
+    assert times == {"prep": 12379, "start": 12994, "end": 26468}
+    # one row per "crash" line: pid, signal ms, exit ms, dumped
+    assert crashes == [(64, 13009, 19746, 1), (65, 13005, 23057, 1),
+                       (66, 13012, 16379, 1), (67, 12994, 26468, 1)]
+
+
+def test_core_dump_stats_snapshot():
+    s = parsers.stats_dict((STORM / "stats").read_text())
+    # 20 lines in the file, each a counter
+    assert len(s) == 20 and set(parsers.STATS_NAMES) == set(s)
+    assert (s["started"], s["admitted"], s["completed"], s["failed"]) == (4, 4, 4, 0)
+    assert s["bytes"] == 134571740
+    assert parsers.stats_broken(s) == []
+    assert parsers.counters((STORM / "stats").read_text()) == s
+
+
+def test_percentiles_of_the_recorded_windows():
+    # idle: from the probe's first second (2381 + 1000) to prep (12379);
+    # storm: from start (12994) to the last core on disk (synced, 26530).
+    # awk picked the lines, sort -n ordered them, and the nearest rank
+    # (line round(p/100 * (n - 1)) + 1) gave:
+    #   idle  n 180, p50 line 91 = 4797 us, p99 line 178 = 6879, max 33044
+    #   storm n 270, p50 line 135 = 2181 us, p99 line 267 = 8077, max 19948
+    samples = parsers.read_probe(STORM / "probe.write.txt")
+    idle, storm = stats.idle_and_storm(samples, 12379, 12994, 26530)
+    assert idle == {"n": 180, "p50": 4.797, "p99": 6.879, "max": 33.044}
+    assert storm == {"n": 270, "p50": 2.181, "p99": 8.077, "max": 19.948}
+
+
+def test_storm_result_from_the_recording():
+    sc = Scenario("burst", "recorded", crashes=4, mb=32)
+    r = storms.storm_result(recorded(STORM), "window-1M", sc, 4, 32, [32] * 4)
+    # exit - signal of each crash row; end - start; synced - start
+    assert r.crash_exit_ms == [6737, 10052, 3367, 13474]
+    assert r.dumped == 4
+    assert r.exit_s == pytest.approx(13.474) and r.drain_s == pytest.approx(13.536)
+    # cores.json: 4 lines, each "valid": true and "complete": true
+    assert (r.cores_found, r.kept) == (4, 4)
+    assert r.mem_peak == 135151616 and r.dump_mem_peak == 0   # dump.peak is empty
+    assert r.probes["write"]["storm"]["p99"] == 8.077
+    assert r.probes["write"]["storm_s"] == pytest.approx(13.536)
+    # the probe's idle time: prep - (first sample + 1 s)
+    assert r.probes["write"]["idle_s"] == pytest.approx((12379 - 2381 - 1000) / 1000)
+    assert r.disk_s(storms.DISK_BPS) == pytest.approx(128 * 2**20 / 40e6)
+    assert (r.lifts, r.agent_cpu_s, r.pipe_stats) == (0, None, {})
+
+
+def test_budget_lifts_count_from_the_first_dump():
+    # grep: two "write_bps=max" budget lines, lines 8 and 47; the first
+    # "event=dump-start" is line 9, so one lift fell in the storm
+    log = (DATA / "agent-adaptive.log").read_text()
+    assert sum("event=budget write_bps=max" in line for line in log.splitlines()) == 2
+    assert parsers.budget_lifts(log) == 1
+    assert parsers.budget_lifts(log.replace("event=dump-start", "event=dump-begin")) == 0
+
+
+def test_pipe_helper_counters():
+    # 14 "name value" lines; the kernel's names they lack make counters() {}
+    text = (DATA / "pipe-stats").read_text()
+    s = parsers.name_values(text)
+    assert len(s) == 14
+    assert (s["started"], s["completed"], s["bytes"]) == (16, 16, 139919360)
+    assert sum(v for k, v in s.items() if k.startswith("skipped_")) == 0
+    assert parsers.counters(text) == {}
+    with pytest.raises(ValueError, match="core_dump_stats lacks"):
+        parsers.stats_dict(text)
