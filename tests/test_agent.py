@@ -9,22 +9,11 @@ import os
 import pytest
 
 from harness import parsers
+from harness.setups import TEST_CONF
 
 MB = 8
 
-CONF = """\
-[Agent]
-Interval=500ms
-[Cgroup]
-Path=/coredump.slice
-MemoryHigh=128M
-[Limits]
-WriteBandwidth=10M
-Concurrency=2
-QueueCap=32
-[Space]
-FreeSpaceFloor=100M
-"""
+CONF = TEST_CONF
 
 LIB = r"""
 . /lib/coredam/lib.sh
@@ -190,11 +179,7 @@ sleep 2
 kill_agent
 knobs > $RESULTS/knobs.dead
 start_agent
-wait $storm_pid
-checkcores /scratch/cores/core.* > $RESULTS/cores.json
-cat $K/core_dump_stats > $RESULTS/stats
-stop_agent
-knobs > $RESULTS/knobs.after
+end_agent_storm $storm_pid
 """)
     # the kernel keeps the last settings while the agent is dead
     assert knobs(res.text("knobs.dead"))["core_cgroup"] == "/coredump.slice"
@@ -306,13 +291,7 @@ ConcurrencyCeiling=1
 """
 
 
-STORM_ADAPTIVE_CONF = CONF.replace("[Agent]\n", "[Agent]\nMode=adaptive\n") + """\
-[Adaptive]
-Floor=10M
-Ceiling=30M
-ConcurrencyFloor=1
-ConcurrencyCeiling=2
-"""
+STORM_ADAPTIVE_CONF = ADAPTIVE_CONF.replace("ConcurrencyCeiling=1", "ConcurrencyCeiling=2")
 
 
 def budget_events(log):

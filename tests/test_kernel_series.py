@@ -528,10 +528,8 @@ def test_file_dump_charged_and_paced_dumper_in_its_own_cgroup(run):
     a page-cache instant)."""
     res = run(f"""
 C=/sys/fs/cgroup
-mkdir $C/dump $C/crash
-dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
-echo "$dev wbps=4000000" > $C/dump/io.max
-echo /dump > $K/core_cgroup
+mkdir $C/crash
+dump_cgroup 4000000
 sh -c "echo \\$\\$ > $C/crash/cgroup.procs; exec crasher -m {MB} -s 11" & a=$!
 t0=$(now_ms)
 waitfor 60 "the dump starts" kstat_is active 1
@@ -577,10 +575,8 @@ def test_supervision_sees_a_dumping_process(run):
     counters add up."""
     res = run(f"""
 C=/sys/fs/cgroup
-mkdir $C/dump $C/lim
-dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
-echo "$dev wbps=65536" > $C/dump/io.max
-echo /dump > $K/core_cgroup
+mkdir $C/lim
+dump_cgroup 65536
 echo 4 > $C/lim/pids.max
 sh -c "echo \\$\\$ > $C/lim/cgroup.procs; exec sleep 600" & sl=$!
 sh -c "echo \\$\\$ > $C/lim/cgroup.procs; exec crasher -m {MB} -s 11" & a=$!
@@ -701,10 +697,8 @@ def test_freeze_a_dumping_and_a_waiting_process(run):
     makes no progress, and after the thaw both cores are written whole."""
     res = run(f"""
 C=/sys/fs/cgroup
-mkdir $C/dump $C/fa $C/fb
-dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
-echo "$dev wbps=1000000" > $C/dump/io.max
-echo /dump > $K/core_cgroup
+mkdir $C/fa $C/fb
+dump_cgroup 1000000
 echo 1 > $K/core_max_concurrency
 sh -c "echo \\$\\$ > $C/fa/cgroup.procs; exec crasher -m {MB} -s 11" & a=$!
 waitfor 60 "the first dump starts" kstat_is active 1
@@ -754,7 +748,7 @@ C=/sys/fs/cgroup
 mkdir $C/dump
 echo "+io +memory" > $C/dump/cgroup.subtree_control
 mkdir $C/dump/inner
-dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
+dev=$(majmin)
 echo "$dev wbps=4000000" > $C/dump/io.max
 try_write $K/core_cgroup /dump > $RESULTS/parent
 echo /dump/inner > $K/core_cgroup
@@ -784,7 +778,7 @@ def test_tenant_dump_cgroup_keeps_the_tenants_io_max(run):
     to the system's dump cgroup, at its pace."""
     res = run(f"""
 C=/sys/fs/cgroup
-dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
+dev=$(majmin)
 mkdir $C/coredump $C/tenant $C/other
 echo "$dev wbps=30000000" > $C/coredump/io.max
 echo "+io +memory" > $C/tenant/cgroup.subtree_control

@@ -8,6 +8,8 @@ names and a hostile destination cannot make it write anywhere else."""
 import json
 import re
 
+from harness.setups import PIPE, TEST_CONF
+
 MB = 8
 PAGES = MB * 1024 * 1024 // 4096
 HELPER = "/usr/sbin/coredam-pipe"
@@ -67,23 +69,8 @@ def assert_cores_valid(res, ms, n):
         assert m["signal"] == c["signal"]
 
 
-BURST_CONF = """\
-[Agent]
-Interval=500ms
-[Cgroup]
-Path=/coredump.slice
-MemoryHigh=128M
-[Limits]
-WriteBandwidth=20M
-Concurrency=2
-QueueCap=32
-[Space]
-FreeSpaceFloor=100M
-[Pipe]
-SetCorePattern=yes
-Program=/usr/sbin/coredam-pipe
-Directory=/scratch/cores
-"""
+# the VM tests' agent at 20 MB/s, switching core_pattern to the helper
+BURST_CONF = TEST_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=20M") + PIPE.lstrip("\n")
 
 BURST = LIB + r"""
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
@@ -474,7 +461,7 @@ FAIR = LIB + r"""
 mkdir -p /sys/fs/cgroup/coredump.slice
 echo +io > /sys/fs/cgroup/cgroup.subtree_control
 # 1 MB/s for the dump cgroup: each 8 MB core holds the one slot for seconds
-echo "$(cat /sys/block/${SCRATCH_DEV#/dev/}/dev) wbps=1000000" > /sys/fs/cgroup/coredump.slice/io.max
+echo "$(majmin) wbps=1000000" > /sys/fs/cgroup/coredump.slice/io.max
 echo "%s" > /proc/sys/kernel/core_pattern
 mkdir -p /tmp/f; chmod 1777 /tmp/f
 pids=""

@@ -84,11 +84,7 @@ while [ $n -lt 24 ]; do
     start_agent
     n=$((n + 1))
 done
-wait $storm_pid
-checkcores /scratch/cores/core.* > $RESULTS/cores.json
-cat $K/core_dump_stats > $RESULTS/stats
-stop_agent
-knobs > $RESULTS/knobs.after
+end_agent_storm $storm_pid
 """, conf=conf, timeout=900)
     kills = res.text("kills.txt").splitlines()
     assert len(kills) == 24
@@ -152,7 +148,7 @@ def test_knobs_written_at_random_during_a_storm(run):
 mkdir -p /sys/fs/cgroup/dump
 # 2 MB/s: one 16 MB dump outlasts the 6 s of fuzzing, even when a random
 # wait timeout of a few ms skips every dump that had to wait
-echo "$(cat /sys/block/${SCRATCH_DEV#/dev/}/dev) wbps=2000000" > /sys/fs/cgroup/dump/io.max
+echo "$(majmin) wbps=2000000" > /sys/fs/cgroup/dump/io.max
 echo /dump > $K/core_cgroup
 echo /scratch/core.%p > $K/core_pattern
 KNOBS="core_max_concurrency core_max_waiting core_wait_timeout_ms core_writeback_window"

@@ -20,7 +20,7 @@ KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 
 DUMP_CGROUP = """
 mkdir -p /sys/fs/cgroup/dump
-echo "$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev) wbps={bps}" > /sys/fs/cgroup/dump/io.max
+echo "$(majmin) wbps={bps}" > /sys/fs/cgroup/dump/io.max
 echo /dump > /proc/sys/kernel/core_cgroup
 echo {conc} > /proc/sys/kernel/core_max_concurrency
 echo {window} > /proc/sys/kernel/core_writeback_window

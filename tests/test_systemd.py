@@ -222,14 +222,7 @@ agent_log
 
 def test_file_pattern_storm_follows_core_pattern():
     res = boot(r"""
-conf <<'EOF'
-[Limits]
-WriteBandwidth=20M
-Concurrency=2
-[Space]
-FreeSpaceFloor=100M
-EOF
-systemctl reload coredamd
+limits 20M 2
 # the agent follows the new core_pattern to the scratch disk
 cores_on_scratch
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
@@ -321,14 +314,7 @@ echo 0 > /proc/sys/kernel/core_writeback_window
 WITH_AGENT = r"""
 cp /usr/share/doc/coredam/examples/61-coredam-systemd-coredump.conf /etc/sysctl.d/
 /usr/lib/systemd/systemd-sysctl
-conf <<'EOF'
-[Limits]
-WriteBandwidth=10M
-Concurrency=2
-[Space]
-FreeSpaceFloor=100M
-EOF
-systemctl reload coredamd
+limits 10M 2
 waitfor 60 "io.max names $m" grep -q "^$m " /sys/fs/cgroup/coredump.slice/io.max
 """
 
@@ -409,14 +395,7 @@ cat /sys/fs/cgroup/coredump.slice/memory.high > $RESULTS/memory.high
 
 def test_restart_mid_storm_and_broken_reload():
     res = boot(r"""
-conf <<'EOF'
-[Limits]
-WriteBandwidth=10M
-Concurrency=1
-[Space]
-FreeSpaceFloor=100M
-EOF
-systemctl reload coredamd
+limits 10M 1
 cores_on_scratch
 crash 10 16 &
 storm=$!

@@ -38,3 +38,14 @@ knobs() {
 		echo "$k=$(cat /proc/sys/kernel/$k)"
 	done
 }
+
+# end_agent_storm PID: wait for the storm the job runs in the background as
+# PID; then check its cores (cores.json), keep the counters (stats), stop
+# the agent and keep the knobs it leaves (knobs.after)
+end_agent_storm() {
+	wait "$1"
+	checkcores /scratch/cores/core.* > "$RESULTS/cores.json"
+	cat $KSTATS > "$RESULTS/stats"
+	stop_agent
+	knobs > "$RESULTS/knobs.after"
+}

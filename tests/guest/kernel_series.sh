@@ -4,6 +4,14 @@
 
 K=/proc/sys/kernel
 
+# dump_cgroup WBPS: /sys/fs/cgroup/dump, with an io.max of WBPS bytes a
+# second on the scratch disk, as the dump cgroup
+dump_cgroup() {
+	mkdir /sys/fs/cgroup/dump
+	echo "$(majmin) wbps=$1" > /sys/fs/cgroup/dump/io.max
+	echo /dump > $K/core_cgroup
+}
+
 # slow pipe helper: logs its admission, sleeps $1 s, then stores the core
 mkhelper() {
 	cat > /bin/slowhelper <<EOF

@@ -20,6 +20,19 @@ conf() {
 	cat > /etc/coredam/coredam.conf.d/50-test.conf
 }
 
+# limits BPS N: coredamd reloaded with a drop-in of WriteBandwidth=BPS,
+# Concurrency=N and a 100 MB free-space floor
+limits() {
+	conf <<EOF
+[Limits]
+WriteBandwidth=$1
+Concurrency=$2
+[Space]
+FreeSpaceFloor=100M
+EOF
+	systemctl reload coredamd
+}
+
 # the probe as a foreground service in its own slice, the crashers in theirs
 start_probe() {
 	mkdir -p /scratch/probe

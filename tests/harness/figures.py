@@ -76,29 +76,43 @@ def vs_floor(fig, sc, setup):
     return "-" if r is None else f"{r:.1f}x"
 
 
+def storm_table(fig, sc, setups, with_read):
+    """The table of a storm scenario, one row per setup that ran it: the
+    write probe, the read probe's p99 too if with_read, the cores, the
+    crashers' exit and memory; None when no setup ran it."""
+    rows = []
+    for s in setups:
+        f = fig.get((sc, s))
+        if not f:
+            continue
+        row = [s, f"{f['write_idle_p99']:.1f} / {f['write_storm_p99']:.1f} ms",
+               ratio(f["write_storm_p99"], f["write_idle_p99"]),
+               vs_floor(fig, sc, s),
+               f"{f['write_storm_max']:.0f} ms",
+               ratio(f["write_storm_max"], f["write_idle_max"])]
+        if with_read:
+            row += [f"{f['read_idle_p99']:.1f} / {f['read_storm_p99']:.1f} ms",
+                    ratio(f["read_storm_p99"], f["read_idle_p99"])]
+        row += [f"{f['kept']:.0f}/{f['crashes']:.0f}",
+                f"{f['drain_s']:.1f} s ({f['vs_disk']:.2f}x)",
+                f"{f['exit_p50_ms'] / 1000:.1f} / {f['exit_p99_ms'] / 1000:.1f} s",
+                f"{f['mem_peak_mb']:.0f} MB"]
+        rows.append(row)
+    if not rows:
+        return None
+    head = ["setup", "write p99 idle/storm", "vs idle", "vs no-dumps", "write max", "vs idle"]
+    if with_read:
+        head += ["read p99 idle/storm", "vs idle"]
+    head += ["cores ok", "last core (vs disk)", "crash to exit p50/p99", "crashers' memory peak"]
+    return markdown(head, rows)
+
+
 def tables(fig, setups):
     """Markdown tables, one per scenario, from the median figures."""
     out = {}
-    rows = []
-    for s in setups:
-        f = fig.get(("burst", s))
-        if f:
-            rows.append((s, f"{f['write_idle_p99']:.1f} / {f['write_storm_p99']:.1f} ms",
-                         ratio(f["write_storm_p99"], f["write_idle_p99"]),
-                         vs_floor(fig, "burst", s),
-                         f"{f['write_storm_max']:.0f} ms",
-                         ratio(f["write_storm_max"], f["write_idle_max"]),
-                         f"{f['read_idle_p99']:.1f} / {f['read_storm_p99']:.1f} ms",
-                         ratio(f["read_storm_p99"], f["read_idle_p99"]),
-                         f"{f['kept']:.0f}/{f['crashes']:.0f}",
-                         f"{f['drain_s']:.1f} s ({f['vs_disk']:.2f}x)",
-                         f"{f['exit_p50_ms'] / 1000:.1f} / {f['exit_p99_ms'] / 1000:.1f} s",
-                         f"{f['mem_peak_mb']:.0f} MB"))
-    if rows:
-        out["burst"] = markdown(
-            ("setup", "write p99 idle/storm", "vs idle", "vs no-dumps", "write max",
-             "vs idle", "read p99 idle/storm", "vs idle", "cores ok",
-             "last core (vs disk)", "crash to exit p50/p99", "crashers' memory peak"), rows)
+    burst = storm_table(fig, "burst", setups, with_read=True)
+    if burst:
+        out["burst"] = burst
     rows = []
     for s in setups:
         f = fig.get(("idle", s))
@@ -145,24 +159,9 @@ def tables(fig, setups):
              "last core"), rows)
     # the storms of other shapes: the burst's columns but the read probe's
     for sc in SHAPES:
-        rows = []
-        for s in setups:
-            f = fig.get((sc, s))
-            if f:
-                rows.append((s, f"{f['write_idle_p99']:.1f} / {f['write_storm_p99']:.1f} ms",
-                             ratio(f["write_storm_p99"], f["write_idle_p99"]),
-                             vs_floor(fig, sc, s),
-                             f"{f['write_storm_max']:.0f} ms",
-                             ratio(f["write_storm_max"], f["write_idle_max"]),
-                             f"{f['kept']:.0f}/{f['crashes']:.0f}",
-                             f"{f['drain_s']:.1f} s ({f['vs_disk']:.2f}x)",
-                             f"{f['exit_p50_ms'] / 1000:.1f} / {f['exit_p99_ms'] / 1000:.1f} s",
-                             f"{f['mem_peak_mb']:.0f} MB"))
-        if rows:
-            out[sc] = markdown(
-                ("setup", "write p99 idle/storm", "vs idle", "vs no-dumps", "write max",
-                 "vs idle", "cores ok", "last core (vs disk)", "crash to exit p50/p99",
-                 "crashers' memory peak"), rows)
+        table = storm_table(fig, sc, setups, with_read=False)
+        if table:
+            out[sc] = table
     return out
 
 

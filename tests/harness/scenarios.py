@@ -46,7 +46,7 @@ NESTED_MBPS = 20
 NESTED_PREPARE = f"""
 echo "+memory +io" > /sys/fs/cgroup/crashers/cgroup.subtree_control
 for c in {' '.join(NESTED_CGROUPS)}; do mkdir -p /sys/fs/cgroup/$c; done
-dev=$(cat /sys/block/${{SCRATCH_DEV#/dev/}}/dev)
+dev=$(majmin)
 echo "$dev wbps={NESTED_MBPS * 1_000_000}" > /sys/fs/cgroup/crashers/svc0/io.max
 echo "$dev wbps={NESTED_MBPS * 1_000_000}" > /sys/fs/cgroup/crashers/svc1/io.max
 """

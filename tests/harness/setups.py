@@ -42,6 +42,21 @@ def agent_setup(name, describe, conf, kernel="patched", after_start=""):
                  script=AGENT_START.format(conf=conf.strip(), after_start=after_start))
 
 
+# The VM tests' agent: a fixed 10 MB/s, two dumps at once, 32 waiting
+TEST_CONF = """\
+[Agent]
+Interval=500ms
+[Cgroup]
+Path=/coredump.slice
+MemoryHigh=128M
+[Limits]
+WriteBandwidth=10M
+Concurrency=2
+QueueCap=32
+[Space]
+FreeSpaceFloor=100M
+"""
+
 # The fixed budget, the same for the stock kernel's helper and the kernel
 # path: 10 MB/s, two dumps at once.
 FIXED = """
