@@ -9,6 +9,7 @@ import os
 import pytest
 
 from harness import parsers
+from harness.parsers import io_rule, key_values as knobs
 from harness.setups import TEST_CONF
 
 MB = 8
@@ -24,18 +25,6 @@ AGENT_CONF=$CONF
 """
 
 PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}
-
-
-def knobs(text):
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-
-
-def io_max(text, majmin):
-    rules = {}
-    for line in text.splitlines():
-        dev, *kv = line.split()
-        rules[dev] = dict(x.split("=") for x in kv)
-    return rules.get(majmin)
 
 
 def cores_ok(res, n):
@@ -84,7 +73,7 @@ rc=0; ctl status > $RESULTS/status.stopped 2>&1 || rc=$?
 echo $rc > $RESULTS/status.stopped.rc
 """)
     majmin = res.text("majmin").strip()
-    rule = io_max(res.text("io.max"), majmin)
+    rule = io_rule(res.text("io.max"), majmin)
     assert rule is not None, f"no io.max rule for the scratch disk {majmin}"
     assert rule["wbps"] == "10000000"
     assert int(res.text("memory.high")) == 128 << 20
@@ -140,7 +129,7 @@ ctl set bandwidth 0x10 > $RESULTS/set.bad 2>&1 && echo accepted >> $RESULTS/set.
 stop_agent
 """)
     assert res.path("storm.running").exists(), "storm finished before the change"
-    rule = next(iter(io_max(res.text("io.max.mid"), k) for k in
+    rule = next(iter(io_rule(res.text("io.max.mid"), k) for k in
                      [res.text("io.max.mid").split()[0]]))
     assert rule["wbps"] == "25000000"
     assert res.text("conc.mid").strip() == "3"
@@ -379,7 +368,7 @@ stop_agent
     # CeilingWhenBusy= at the floor: io.max stays there for 6 s while the
     # light writer runs
     assert res.text("set.rc").strip() == "0", res.text("set.out")
-    busy_io = [io_max(line, line.split()[0]) for line in res.text("io.max.busy").splitlines() if line.strip()]
+    busy_io = [io_rule(line, line.split()[0]) for line in res.text("io.max.busy").splitlines() if line.strip()]
     assert len(busy_io) == 12 and all(r and r.get("wbps") == "10000000" for r in busy_io), busy_io
     busy = res.text("agent.busy").splitlines()[len(res.text("agent.backed-off").splitlines()):]
     busy = [line for line in busy if "event=budget" in line]

@@ -14,14 +14,8 @@ import os
 
 import pytest
 
-# the names of kernel.core_dump_stats ("name value" lines); the kernel may
-# append more
-STATS = ["started", "admitted", "completed", "failed", "skipped_full",
-         "skipped_timeout", "skipped_killed", "skipped_pipe_limit", "active",
-         "waiting", "overtime", "leases_ended", "uncharged", "failed_open",
-         "failed_setup", "failed_limit", "failed_killed", "failed_write",
-         "failed_io", "bytes"]
-FAILED = [n for n in STATS if n.startswith("failed_")]
+from harness.parsers import STATS_NAMES as STATS, check_invariants, io_wbytes, name_values, \
+    stats_dict
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 MB = 8
@@ -34,25 +28,10 @@ LIB = r"""
 
 
 def stats(text):
-    """core_dump_stats as a dict; every name this test knows must be there."""
-    s = {k: int(v) for k, v in (line.split() for line in text.splitlines() if line)}
-    assert set(STATS) <= set(s), text
+    """core_dump_stats as a dict; every name the tests know must be there."""
+    s = stats_dict(text)
+    assert s, "no core_dump_stats"
     return s
-
-
-def io_wbytes(io_stat):
-    """Bytes written, summed over every device line of a cgroup's io.stat."""
-    return sum(int(kv.split("=")[1]) for kv in io_stat.split()
-               if kv.startswith("wbytes="))
-
-
-def check_invariants(s):
-    assert s["started"] == (s["admitted"] + s["waiting"] + s["skipped_full"]
-                            + s["skipped_timeout"] + s["skipped_killed"]), s
-    assert s["admitted"] == (s["completed"] + s["failed"]
-                             + s["skipped_pipe_limit"] + s["active"]
-                             + s["overtime"]), s
-    assert s["failed"] == sum(s[n] for n in FAILED), s
 
 
 def valid_cores(res, n):
@@ -515,10 +494,6 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     assert s["completed"] == 1 and s["uncharged"] == 0, s
 
 
-def memory_stat(text):
-    return {k: int(v) for k, v in (line.split() for line in text.splitlines())}
-
-
 def test_file_dump_charged_and_paced_dumper_in_its_own_cgroup(run):
     """file mode, io.max 4 MB/s on the dump cgroup: while it dumps, the
     crashed process is in its own cgroup (its /proc/PID/cgroup, its
@@ -559,7 +534,7 @@ checkcores /scratch/core.* > $RESULTS/cores.json
     assert res.text("in_dump").strip() == "no"
     c = valid_cores(res, 1)[0]
     # the core's page cache stays charged to the dump cgroup
-    assert memory_stat(res.text("memory.stat"))["file"] >= MB << 20, res.text("memory.stat")
+    assert name_values(res.text("memory.stat"))["file"] >= MB << 20, res.text("memory.stat")
     assert io_wbytes(res.text("io.stat")) >= c["size"] * 0.95, res.text("io.stat")
     # 8 MiB at 4 MB/s: ~2.1 s; generous bounds for a slow host
     assert int(res.text("dump_ms")) >= 1500, res.text("dump_ms")

@@ -8,6 +8,7 @@ names and a hostile destination cannot make it write anywhere else."""
 import json
 import re
 
+from harness.parsers import name_values
 from harness.setups import PIPE, TEST_CONF
 
 MB = 8
@@ -28,7 +29,7 @@ def meta(res):
 
 
 def stats(res):
-    return {k: int(v) for k, v in (line.split() for line in res.text("stats.txt").splitlines())}
+    return name_values(res.text("stats.txt"))
 
 
 def max_overlap(ms):

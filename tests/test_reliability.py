@@ -14,9 +14,10 @@ import os
 
 import pytest
 
+from harness.parsers import io_rule, io_wbytes, key_values as knobs
 from harness.parsers import STATS_NAMES, check_invariants, stats_dict as stats
-from test_agent import CONF, agent_boot, io_max, knobs  # noqa: F401  (fixture)
-from test_kernel_series import io_wbytes, run  # noqa: F401  (fixture)
+from test_agent import CONF, agent_boot  # noqa: F401  (fixture)
+from test_kernel_series import run  # noqa: F401  (fixture)
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 
@@ -439,7 +440,7 @@ stop_agent
     log = res.text("agent.log")
     assert "event=cgroup-lost" in log and "event=cgroup-recreated" in log, log
     assert res.text("core_cgroup").strip() == "/coredump.slice"
-    assert io_max(res.text("io.max"), res.text("majmin").strip())["wbps"] == "10000000"
+    assert io_rule(res.text("io.max"), res.text("majmin").strip())["wbps"] == "10000000"
     # after the removal: all four charged to the new cgroup and written there
     assert s2["completed"] == 6 and s2["failed"] == 0 and s2["uncharged"] == 0, s2
     assert io_wbytes(res.text("io.stat")) >= 4 * (16 << 20)

@@ -21,7 +21,7 @@ import re
 import pytest
 
 from harness.kernels import ROOTFS
-from harness.parsers import read_probe, stats_dict, storm_txt
+from harness.parsers import io_rule, key_values as kv, read_probe, stats_dict, storm_txt
 from harness.qemu import boot as qemu_boot
 from harness.stats import idle_and_storm
 
@@ -41,18 +41,6 @@ def boot(script, timeout=1200, **kw):
     log = res.text("agent.log") if res.path("agent.log").exists() else ""
     assert res.rc == 0, res.output + "\n--- agent log ---\n" + log
     return res
-
-
-def kv(text):
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-
-
-def io_rule(text, majmin):
-    for line in text.splitlines():
-        dev, *rest = line.split()
-        if dev == majmin:
-            return dict(x.split("=") for x in rest)
-    return None
 
 
 def io_written(text, majmin):

@@ -52,6 +52,27 @@ def budget_lifts(log):
                if "event=budget" in line and "write_bps=max" in line.split())
 
 
+def key_values(text):
+    """{key: value} of "key=value" lines (the agent's knobs, systemctl show)."""
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def io_rule(text, majmin):
+    """The "key=value" fields of a cgroup's io.max or io.stat line for the
+    device MAJ:MIN, as strings; None when it has no line."""
+    for line in text.splitlines():
+        dev, *rest = line.split()
+        if dev == majmin:
+            return dict(x.split("=") for x in rest)
+    return None
+
+
+def io_wbytes(io_stat):
+    """Bytes written, summed over every device line of a cgroup's io.stat."""
+    return sum(int(kv.split("=")[1]) for kv in io_stat.split()
+               if kv.startswith("wbytes="))
+
+
 # kernel.core_dump_stats is one "name value" line per counter, as
 # /proc/vmstat. These are the names the tests know, in the kernel's order;
 # a later kernel may add names, and the order is not part of the interface.

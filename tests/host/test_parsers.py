@@ -97,3 +97,27 @@ def test_pipe_helper_counters():
     assert parsers.counters(text) == {}
     with pytest.raises(ValueError, match="core_dump_stats lacks"):
         parsers.stats_dict(text)
+
+
+CGROUP = DATA / "cgroup"
+
+
+def test_cgroup_io_files():
+    # io.max of the agent's dump cgroup, io.stat of a paced dump's: one
+    # line each, for the scratch disk 254:0
+    rule = parsers.io_rule((CGROUP / "io.max").read_text(), "254:0")
+    assert rule == {"rbps": "max", "wbps": "10000000", "riops": "max", "wiops": "max"}
+    assert parsers.io_rule((CGROUP / "io.max").read_text(), "8:0") is None
+    stat = (CGROUP / "io.stat").read_text()
+    assert parsers.io_rule(stat, "254:0")["wbytes"] == "8491008"
+    assert parsers.io_wbytes(stat) == 8491008
+    assert parsers.io_wbytes(stat + "8:0 rbytes=0 wbytes=4096 rios=0 wios=1\n") == 8495104
+
+
+def test_knobs_and_memory_stat():
+    knobs = parsers.key_values((CGROUP / "knobs").read_text())
+    assert knobs == {"core_cgroup": "/coredump.slice", "core_max_concurrency": "2",
+                     "core_max_waiting": "32", "core_wait_timeout_ms": "1800000"}
+    # memory.stat: 56 lines; grep "^file " gave 8728576
+    m = parsers.name_values((CGROUP / "memory.stat").read_text())
+    assert len(m) == 56 and m["file"] == 8728576
