@@ -58,21 +58,13 @@ def pick(names, env, optional=()):
     return chosen
 
 
-def main():
-    reps = int(os.environ.get("BENCH_REPEAT", 3))
-    setups = pick([s.name for s in SETUPS], "BENCH_SETUPS", OPTIONAL_SETUPS)
-    scenarios = pick([s.name for s in SCENARIOS], "BENCH_SCENARIOS")
-    chosen = [dataclasses.replace(s, kernel=kernel_override(s.kernel) or s.kernel)
-              for s in SETUPS if s.name in setups]
-    # named before the runs: a kernel from outside the build may change meanwhile
-    kernel_ids = "; ".join(f"{k} {kernel_id(k)}" for k in dict.fromkeys(
-        s.kernel for s in SETUPS if s.name in setups))
-    out = BUILD / "bench"
-    out.mkdir(parents=True, exist_ok=True)
-    started = datetime.datetime.now(datetime.timezone.utc)
+def run_storms(chosen, scenarios, reps):
+    """Every scenario of `scenarios` with every chosen setup, reps times:
+    the figures of each run by (scenario, setup), the results of the first
+    repetition by scenario (for the plots), and each run's wall time."""
     # the floor runs last in each scenario, its probes measuring for as
     # long as the longest storm window of the others (add_floor)
-    chosen.sort(key=lambda s: s.name == FLOOR)
+    chosen = sorted(chosen, key=lambda s: s.name == FLOOR)
     runs, first, wall = {}, {}, {}
     for rep in range(reps):
         for sc in (s for s in SCENARIOS if s.name in scenarios):
@@ -99,14 +91,20 @@ def main():
                       + f"; {wall[(sc.name, se.name)][-1]:.0f} s", flush=True)
             if results and results[-1].setup == FLOOR:
                 add_floor(results[-1], results, figs)
-    fig = {k: medians(v) for k, v in runs.items()}
+    return runs, first, wall
 
-    defaults_ratio = None
-    if os.environ.get("BENCH_DEFAULTS", "1") != "0":
-        print("knobs at default: crash-to-exit on stock and patched ...", flush=True)
-        med = crashtime.measure(rounds=reps, crashes=40)
-        defaults_ratio = med["patched"] / med["stock"]
 
+def measure_defaults(reps):
+    """The knobs-at-default crash-to-exit medians per kernel, or None with
+    BENCH_DEFAULTS=0."""
+    if os.environ.get("BENCH_DEFAULTS", "1") == "0":
+        return None
+    print("knobs at default: crash-to-exit on stock and patched ...", flush=True)
+    return crashtime.measure(rounds=reps, crashes=40)
+
+
+def write_plots(first, scenarios, out):
+    """One latency plot per scenario with a probe, of its first repetition."""
     # make bench installs it; a run of hours is not to be lost for a plot
     plots = importlib.util.find_spec("matplotlib") is not None
     if not plots:
@@ -118,9 +116,12 @@ def main():
             report.plot(rs, out / f"{sc}.png",
                         textwrap.fill(f"{sc}: {scenario(sc).describe}", 100), mode=mode)
 
-    # first: a run of hours is not to be lost to the report's code
-    (out / "results.json").write_text(json.dumps(
-        {f"{k[0]}/{k[1]}": v for k, v in runs.items()}, indent=1))
+
+
+def compose_report(started, reps, kernel_ids, setups, scenarios, runs, wall, med, out):
+    """The report's markdown, from the runs' figures."""
+    fig = {k: medians(v) for k, v in runs.items()}
+    defaults_ratio = med["patched"] / med["stock"] if med else None
     tabs = tables(fig, setups)
     vtab, vworse = versions(runs, scenarios)
     goal_lines = goals(fig, defaults_ratio, vworse if vtab else None)
@@ -207,6 +208,28 @@ def main():
                            [(k[0], k[1], f"{statistics.median(v):.0f} s")
                             for k, v in wall.items()])]
     text = "\n".join(md) + "\n"
+    return text
+
+
+def main():
+    reps = int(os.environ.get("BENCH_REPEAT", 3))
+    setups = pick([s.name for s in SETUPS], "BENCH_SETUPS", OPTIONAL_SETUPS)
+    scenarios = pick([s.name for s in SCENARIOS], "BENCH_SCENARIOS")
+    chosen = [dataclasses.replace(s, kernel=kernel_override(s.kernel) or s.kernel)
+              for s in SETUPS if s.name in setups]
+    # named before the runs: a kernel from outside the build may change meanwhile
+    kernel_ids = "; ".join(f"{k} {kernel_id(k)}" for k in dict.fromkeys(
+        s.kernel for s in SETUPS if s.name in setups))
+    out = BUILD / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    runs, first, wall = run_storms(chosen, scenarios, reps)
+    med = measure_defaults(reps)
+    write_plots(first, scenarios, out)
+    # first: a run of hours is not to be lost to the report's code
+    (out / "results.json").write_text(json.dumps(
+        {f"{k[0]}/{k[1]}": v for k, v in runs.items()}, indent=1))
+    text = compose_report(started, reps, kernel_ids, setups, scenarios, runs, wall, med, out)
     (out / "report.md").write_text(text)
     print()
     print(text)
