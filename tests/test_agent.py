@@ -4,9 +4,6 @@ run-time changes, survives a broken reload and its own death, and says what
 a stock kernel lacks."""
 
 import json
-import os
-
-import pytest
 
 from harness import parsers
 from harness.parsers import io_rule, key_values as knobs
@@ -16,36 +13,12 @@ MB = 8
 
 CONF = TEST_CONF
 
-LIB = r"""
-. /lib/coredam/lib.sh
-. /lib/coredam/agent.sh
-K=/proc/sys/kernel
-CONF=$JOB/coredam.conf
-AGENT_CONF=$CONF
-"""
-
-PATTERN = {"kernel.core_pattern": "/scratch/cores/core.%p"}
-
 
 def cores_ok(res, n):
     cores = [c for c in res.json_lines("cores.json")]
     assert len(cores) == n, res.output
     bad = [c for c in cores if not c["complete"]]
     assert not bad, bad
-
-
-@pytest.fixture
-def agent_boot(boot):
-    def run(script, kernel=os.environ.get("COREDAM_KERNEL", "patched"), conf=CONF, timeout=600, **kw):
-        files = {"coredam.conf": conf}
-        files.update(kw.pop("files", {}))
-        res = boot("mkdir -p /scratch/cores\n" + LIB + script, kernel=kernel,
-                   files=files, sysctls=kw.pop("sysctls", PATTERN),
-                   timeout=timeout, **kw)
-        assert res.rc == 0, res.output + "\n--- agent log ---\n" + \
-            (res.text("agent.log") if res.path("agent.log").exists() else "")
-        return res
-    return run
 
 
 def test_setup_storm_and_clean_shutdown(agent_boot):

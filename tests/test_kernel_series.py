@@ -7,24 +7,17 @@ the admission queue admits in order and skips exactly what it should, and
 
 Slow dumps are made with a pipe helper that sleeps before it reads: the
 dumper blocks on the full pipe, so it holds its slot for as long as the
-helper sleeps. Cores are small (8 MiB): TCG is slow.
+helper sleeps. Cores are small (8 MiB): TCG is slow. Each job starts with
+conftest.py's SERIES_JOB (the `run` fixture): tests/guest/lib.sh and
+kernel_series.sh.
 """
-
-import os
 
 import pytest
 
 from harness.parsers import STATS_NAMES as STATS, check_invariants, io_wbytes, name_values, \
     stats_dict
 
-KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 MB = 8
-
-# the guest side: tests/guest/lib.sh and tests/guest/kernel_series.sh
-LIB = r"""
-. /lib/coredam/lib.sh
-. /lib/coredam/kernel_series.sh
-"""
 
 
 def stats(text):
@@ -41,15 +34,6 @@ def valid_cores(res, n):
         assert c["valid"] and c["complete"], c
         assert c["pattern_pages"] == c["pattern_pages_expected"] == MB * 256, c
     return cores
-
-
-@pytest.fixture
-def run(boot):
-    def _run(script, timeout=300, **kw):
-        res = boot(LIB + script, kernel=KERNEL, timeout=timeout, **kw)
-        assert res.rc == 0, res.output
-        return res
-    return _run
 
 
 def test_defaults_and_stats(run):

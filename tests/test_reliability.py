@@ -16,8 +16,7 @@ import pytest
 
 from harness.parsers import io_rule, io_wbytes, key_values as knobs
 from harness.parsers import STATS_NAMES, check_invariants, stats_dict as stats
-from test_agent import CONF, agent_boot  # noqa: F401  (fixture)
-from test_kernel_series import run  # noqa: F401  (fixture)
+from harness.setups import TEST_CONF as CONF
 
 KERNEL = os.environ.get("COREDAM_KERNEL", "patched")
 
