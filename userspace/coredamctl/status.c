@@ -306,9 +306,21 @@ static void print_dumps(struct ctl_status *s)
 	}
 }
 
+/* memory.high for people: bytes in IEC units as MemoryHigh= reads them ("256.0MiB"), or the file's word ("max"). */
+static const char *memory_high_str(const struct ctl_status *s, char *buf, size_t size)
+{
+	uint64_t v;
+
+	if (!s->memory_high[0])
+		return "-";
+	if (parse_u64(s->memory_high, &v) < 0)
+		return s->memory_high;
+	return format_size(buf, size, v);
+}
+
 static void print_human(struct ctl *c, struct ctl_status *s)
 {
-	char e[COREDAM_ESCAPE_SIZE(sizeof(s->core_pattern))];
+	char e[COREDAM_ESCAPE_SIZE(sizeof(s->core_pattern))], mh[24];
 
 	printf("Kernel:       %s\n", coredam_kernel_full(&s->kern) ? "coredam support present"
 				 : "stock (no core_cgroup/admission queue): limited to cgroup and io.max setup");
@@ -316,7 +328,7 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 	print_agent(s);
 	if (!c->cfg_ok)
 		printf("Config:       %s\n", c->cfg_error);
-	printf("Cgroup:       %s (memory.high %s)\n", s->cgroup, s->memory_high[0] ? s->memory_high : "-");
+	printf("Cgroup:       %s (memory.high %s)\n", s->cgroup, memory_high_str(s, mh, sizeof(mh)));
 	printf("io.max:       %s", s->io_max[0] ? "" : "(none)\n");
 	for (const char *p = s->io_max; *p;) {
 		size_t len = strcspn(p, "\n");

@@ -13,6 +13,7 @@
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
+#include "parse-util.h"
 #include "pipe-state.h"
 #include "status.h"
 #include "macro.h"
@@ -360,6 +361,8 @@ static void mark_incomplete(struct agent *a)
 /* Apply: do what coredam_tick_decide() said, and say so. */
 static void apply(struct agent *a, const struct coredam_tick_in *in, const struct coredam_tick_out *out)
 {
+	char w[24];
+
 	apply_cgroup(a, out);
 	if (out->resolve_devices) {
 		agent_resolve_devices(a);
@@ -369,13 +372,14 @@ static void apply(struct agent *a, const struct coredam_tick_in *in, const struc
 	if (out->io_restored)
 		log_info("io.max of %s was changed by someone else: writing the budget again event=io-max-restored",
 			 a->cg_path);
-	if (out->new_peak_bps)
-		log_info("measured %s at %" PRIu64 " B/s: auto ceiling now %" PRIu64 " B/s", a->devs[0].name,
-			 out->new_peak_bps, a->params.ceiling_bps);
+	if (out->new_peak_bps) {
+		char m[24], c[24];
+
+		log_info("measured %s at %s: auto ceiling now %s", a->devs[0].name,
+			 format_rate(m, sizeof(m), out->new_peak_bps), format_rate(c, sizeof(c), a->params.ceiling_bps));
+	}
 	a->m.foreground_pressure = in->pressure.foreground;
 	if (out->budget_changed) {
-		char w[24];
-
 		if (a->budget.lifted)
 			snprintf(w, sizeof(w), "max");
 		else
@@ -393,9 +397,10 @@ static void apply(struct agent *a, const struct coredam_tick_in *in, const struc
 	if (out->mark_incomplete)
 		mark_incomplete(a);
 	write_metrics(a);
-	sd_notifyf(0, "STATUS=%s mode, %" PRIu64 " B/s, %u at once; %u writing, %u waiting%s",
-		   coredam_mode_str(a->cfg.mode), a->budget.wbps, a->budget.concurrency, a->m.dumps_writing,
-		   a->m.dumps_waiting, a->m.space_below ? "; destination below free-space floor" : "");
+	/* systemctl status shows it: for people, in the base the configuration reads rates in */
+	sd_notifyf(0, "STATUS=%s mode, %s, %u at once; %u writing, %u waiting%s", coredam_mode_str(a->cfg.mode),
+		   a->budget.wbps ? format_rate(w, sizeof(w), a->budget.wbps) : "unlimited", a->budget.concurrency,
+		   a->m.dumps_writing, a->m.dumps_waiting, a->m.space_below ? "; destination below free-space floor" : "");
 }
 
 static void tick(struct agent *a)

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -227,6 +228,8 @@ static int self_check(struct agent *a)
 /* 3-6. The dump cgroup, its budget, the runtime directory, the kernel's knobs; -1 once ready. */
 static int start(struct agent *a)
 {
+	char w[24];
+
 	if (agent_setup_cgroup(a) < 0)
 		return EXIT_CGROUP;
 	agent_budget_reset(a);
@@ -243,9 +246,14 @@ static int start(struct agent *a)
 	a->incomplete_since = time(NULL);
 	snprintf(a->last_reload, sizeof(a->last_reload), "ok");
 
-	log_info("ready event=ready mode=%s cgroup=%s write_bps=%lu concurrency=%u devices=%zu kernel=%s",
-		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, (unsigned long)a->budget.wbps, a->budget.concurrency,
-		 a->n_devs, a->m.kernel_full ? "patched" : "stock");
+	/* write_bps= as in the config and budget lines: bytes a second, or max */
+	if (a->budget.wbps)
+		snprintf(w, sizeof(w), "%" PRIu64, a->budget.wbps);
+	else
+		snprintf(w, sizeof(w), "max");
+	log_info("ready event=ready mode=%s cgroup=%s write_bps=%s concurrency=%u devices=%zu kernel=%s",
+		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, w, a->budget.concurrency, a->n_devs,
+		 a->m.kernel_full ? "patched" : "stock");
 	sd_notifyf(0, "READY=1\nSTATUS=%s mode, cgroup %s%s", coredam_mode_str(a->cfg.mode), a->cfg.cgroup,
 		   a->m.kernel_full ? "" : " (kernel lacks coredam support)");
 	return -1;

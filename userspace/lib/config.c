@@ -25,6 +25,7 @@ enum key_type {
 	T_LIST,		/* words separated by white space; an assignment adds to the list */
 	T_CGROUP,
 	T_DURATION,
+	T_DURATION_INF,	/* a duration; "infinity": none (stored as 0, which an old config wrote) */
 	T_SIZE,		/* base 1024, 0 allowed */
 	T_SIZE_MAX,	/* base 1024, > 0; "max" or "infinity": none (stored as 0) */
 	T_RATE,		/* base 1000, > 0 */
@@ -33,6 +34,7 @@ enum key_type {
 	T_IOPS,		/* a count with K/M (base 1000), > 0; "max" or "infinity": no limit */
 	T_U32,
 	T_U32_POS,
+	T_U32_INF,	/* a count; "infinity": none (stored as 0, which an old config wrote) */
 	T_FRACTION,	/* "10%" or "0.1" */
 	T_FLOOR,	/* "1G", "5%", or both "1G 5%" */
 	T_DESTINATION,	/* "auto" or absolute path */
@@ -63,9 +65,9 @@ static const struct key keys[] = {
 	K("Limits", "ReadBandwidth", T_RATE_MAX, read_bps, "max"),
 	K("Limits", "WriteIOPS", T_IOPS, write_iops, "max"),
 	K("Limits", "ReadIOPS", T_IOPS, read_iops, "max"),
-	K("Limits", "Concurrency", T_U32, concurrency, "2"),
-	K("Limits", "QueueCap", T_U32, queue_cap, "64"),
-	K("Limits", "WaitTimeout", T_DURATION, wait_timeout_usec, "30min"),
+	K("Limits", "Concurrency", T_U32_INF, concurrency, "2"),
+	K("Limits", "QueueCap", T_U32_INF, queue_cap, "64"),
+	K("Limits", "WaitTimeout", T_DURATION_INF, wait_timeout_usec, "30min"),
 	K("Limits", "WritebackWindow", T_SIZE, writeback_window, "1M"),
 	K("Limits", "DumpNice", T_NICE, dump_nice, "19"),
 	K("Adaptive", "Floor", T_RATE, floor_bps, "10M"),
@@ -88,7 +90,7 @@ static const struct key keys[] = {
 	K("Pipe", "Compress", T_BOOL, pipe_compress, "no"),
 	K("Pipe", "CompressLevel", T_U32_POS, pipe_compress_level, "3"),
 	K("Pipe", "CoreSizeMax", T_SIZE_MAX, pipe_size_max, "32G"),
-	K("Pipe", "CoreTimeMax", T_DURATION, pipe_time_max_usec, "1h"),
+	K("Pipe", "CoreTimeMax", T_DURATION_INF, pipe_time_max_usec, "1h"),
 	K("Pipe", "Sandbox", T_BOOL, pipe_sandbox, "yes"),
 };
 
@@ -261,10 +263,15 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		strcpy((char *)field, value);
 		return 0;
 	case T_DURATION:
+	case T_DURATION_INF:
+		if (k->type == T_DURATION_INF && strcmp(value, "infinity") == 0) {
+			*(uint64_t *)field = 0;
+			return 0;
+		}
 		r = parse_duration(value, &u64);
 		if (r < 0)
-			return coredam_error_set(reterr, r,
-						 "%s=%s: not a duration (use e.g. 30s, 500ms, 2min)", k->name, value);
+			return coredam_error_set(reterr, r, "%s=%s: not a duration (use e.g. 30s, 500ms, 2min)%s",
+						 k->name, value, k->type == T_DURATION_INF ? ", or infinity" : "");
 		*(uint64_t *)field = u64;
 		return 0;
 	case T_SIZE:
@@ -286,11 +293,17 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		return 0;
 	case T_U32:
 	case T_U32_POS:
+	case T_U32_INF:
+		if (k->type == T_U32_INF && strcmp(value, "infinity") == 0) {
+			*(uint32_t *)field = 0;
+			return 0;
+		}
 		r = parse_u32(value, &u32);
 		if (r < 0 || (k->type == T_U32_POS && u32 == 0))
 			return coredam_error_set(reterr, r < 0 ? r : -ERANGE,
-						 "%s=%s: expected a%s integer",
-						 k->name, value, k->type == T_U32_POS ? " positive" : "n unsigned");
+						 "%s=%s: expected a%s integer%s",
+						 k->name, value, k->type == T_U32_POS ? " positive" : "n unsigned",
+						 k->type == T_U32_INF ? ", or infinity" : "");
 		*(uint32_t *)field = u32;
 		return 0;
 	case T_FRACTION:
@@ -438,6 +451,10 @@ static int format_value(const struct coredam_config *c, const struct key *k, cha
 	case T_LIST:
 	case T_CGROUP:
 		return xsnprintf(buf, size, "%s", (const char *)field);
+	case T_DURATION_INF:
+		if (*(const uint64_t *)field == 0)
+			return xsnprintf(buf, size, "infinity");
+		/* fall through */
 	case T_DURATION:
 		return xsnprintf(buf, size, "%" PRIu64 "ms", *(const uint64_t *)field / 1000);
 	case T_SIZE:
@@ -450,6 +467,10 @@ static int format_value(const struct coredam_config *c, const struct key *k, cha
 		if (u64 == 0 && amount_none(k->type))
 			return xsnprintf(buf, size, "%s", amount_none(k->type));
 		return xsnprintf(buf, size, "%" PRIu64, u64);
+	case T_U32_INF:
+		if (*(const uint32_t *)field == 0)
+			return xsnprintf(buf, size, "infinity");
+		/* fall through */
 	case T_U32:
 	case T_U32_POS:
 		return xsnprintf(buf, size, "%" PRIu32, *(const uint32_t *)field);

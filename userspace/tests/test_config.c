@@ -133,6 +133,27 @@ TEST(config_zero_is_refused_where_none_is_spelled_out)
 	/* where 0 means off, not none, it stays */
 	CHECK_OK(set1(&c, "Limits", "WritebackWindow", "0", &err));
 	CHECK_EQ_INT(c.writeback_window, 0);
+	/*
+	 * The counts and durations whose 0 is the kernel knob's "none" take
+	 * infinity, and still take the 0 that configurations wrote for it.
+	 */
+	CHECK_OK(set1(&c, "Limits", "Concurrency", "infinity", &err));
+	CHECK_EQ_INT(c.concurrency, 0);
+	CHECK_OK(set1(&c, "Limits", "QueueCap", "infinity", &err));
+	CHECK_EQ_INT(c.queue_cap, 0);
+	CHECK_OK(set1(&c, "Limits", "QueueCap", "0", &err));
+	CHECK_EQ_INT(c.queue_cap, 0);
+	CHECK_OK(set1(&c, "Limits", "WaitTimeout", "infinity", &err));
+	CHECK(c.wait_timeout_usec == 0);
+	CHECK_OK(set1(&c, "Pipe", "CoreTimeMax", "infinity", &err));
+	CHECK(c.pipe_time_max_usec == 0);
+	CHECK(set1(&c, "Limits", "QueueCap", "lots", &err) < 0);
+	CHECK_STREQ(err.msg, "QueueCap=lots: expected an unsigned integer, or infinity");
+	CHECK(set1(&c, "Limits", "WaitTimeout", "never", &err) < 0);
+	CHECK_STREQ(err.msg, "WaitTimeout=never: not a duration (use e.g. 30s, 500ms, 2min), or infinity");
+	/* and only those: a count or a duration whose 0 means something else has no infinity */
+	CHECK(set1(&c, "Adaptive", "HoldIntervals", "infinity", &err) < 0);
+	CHECK(set1(&c, "Agent", "Interval", "infinity", &err) < 0);
 }
 
 /* --dump-config names every key, and reads back as the same configuration. */
@@ -160,6 +181,8 @@ TEST(config_format_roundtrip)
 	CHECK(strstr(buf, "\nKernelLeaf=dumps\n") && strstr(buf, "\nMemoryHigh=max\n"));
 	CHECK(strstr(buf, "\nWriteBandwidth=max\n") && strstr(buf, "\nPressureTarget=12.5%\n"));
 	CHECK(strstr(buf, "\nDumpNice=keep\n") && strstr(buf, "\nLiftWhenIdle=no\n"));
+	/* "none" as systemd spells it, for the keys that read the old 0 as none too */
+	CHECK(strstr(buf, "\nConcurrency=infinity\n") && strstr(buf, "\nWaitTimeout=1800000ms\n"));
 	mkfile("rt.conf", buf);
 	CHECK_OK(coredam_config_load(tpath("rt.conf"), NULL, &d, &e));
 	CHECK(coredam_config_format(&d, again, sizeof(again)) > 0);
