@@ -11,25 +11,23 @@
 #include "string-util.h"
 #include "path-util.h"
 
-/* Ask the agent for its STATUS; s->agent_errno says why there is no answer. */
+/* Ask the agent for its STATUS; s->agent_reach and s->agent_error say why there is no answer. */
 static void ask_agent(struct ctl *c, struct ctl_status *s)
 {
 	char answer[COREDAM_CTL_RESP_MAX];
-	int r;
 
-	r = coredam_ctl_call(c->socket, "STATUS", answer, sizeof(answer));
-	s->agent_errno = r < 0 ? r : 0;
-	if (r < 0) {
-		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %s", c->socket, strerror(-r));
-	} else if (strncmp(answer, "OK\n", 3) != 0) {
-		/* the agent answers "ERR permission denied" to a peer that is not root */
-		s->agent_errno = strncmp(answer, "ERR permission denied", 21) == 0 ? -EACCES : -EPROTO;
-		snprintf(s->agent_error, sizeof(s->agent_error), "%s: %.*s", c->socket,
+	s->agent_reach = ctl_ask(c, "STATUS", answer, sizeof(answer), s->agent_error, sizeof(s->agent_error));
+	if (s->agent_reach != COREDAM_CTL_REACHED)
+		return;
+	if (strncmp(answer, "OK\n", 3) != 0) {
+		/* it runs, but would not say how */
+		s->agent_reach = COREDAM_CTL_UNREACHABLE;
+		snprintf(s->agent_error, sizeof(s->agent_error), "coredamd on %s answered: %.*s", c->socket,
 			 (int)strcspn(answer, "\n"), answer);
-	} else {
-		coredam_status_parse(answer + 3, &s->agent);
-		s->agent_running = true;
+		return;
 	}
+	coredam_status_parse(answer + 3, &s->agent);
+	s->agent_running = true;
 }
 
 const char *ctl_agent_field(const struct ctl_status *s, enum coredam_status_field f, const char *none, char *buf,

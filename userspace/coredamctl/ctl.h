@@ -8,24 +8,29 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "control.h"
 #include "dumps.h"
 #include "pipe-state.h"
 #include "roots.h"
 #include "status.h"
 #include "sysctl.h"
 
-/* Exit codes, documented in coredamctl(1). */
+/*
+ * Exit codes, documented in coredamctl(1); those of an agent that does not
+ * answer are coredam_ctl_reach()'s verdicts, systemctl status's.
+ */
 enum {
 	CTL_EXIT_OK = 0,
-	CTL_EXIT_FAIL = 1,	/* the request failed, or doctor found a problem */
+	CTL_EXIT_FAIL = 1,			/* the request failed, or doctor found a problem */
 	CTL_EXIT_USAGE = 2,
-	CTL_EXIT_NO_AGENT = 3,	/* set, reload, status: the agent is not running */
-	CTL_EXIT_NO_ACCESS = 4,	/* status: the agent's socket is root's */
+	CTL_EXIT_NO_AGENT = COREDAM_CTL_NOT_RUNNING,	/* 3: set, reload, status: the agent is not running */
+	CTL_EXIT_NO_ACCESS = COREDAM_CTL_DENIED,	/* 4: set, reload, status: the agent's socket is root's */
 };
 
 struct ctl {
 	struct coredam_roots roots;
 	char config_file[PATH_MAX], socket[PATH_MAX];
+	bool socket_given;			/* --socket=: the configuration does not name it */
 	struct coredam_dropin_dirs dropins;	/* dir[0]: the site's, where set --persist writes */
 	struct coredam_config cfg;
 	bool cfg_ok;
@@ -43,8 +48,8 @@ struct ctl_status {
 	char core_pattern[1024], core_cgroup[PATH_MAX];
 	bool agent_running;		/* the agent answered STATUS */
 	struct coredam_status agent;	/* its answer */
-	char agent_error[256];
-	int agent_errno;		/* why there is no answer: -errno, 0 with one */
+	enum coredam_ctl_reach agent_reach;	/* COREDAM_CTL_REACHED with an answer, else why not */
+	char agent_error[1024];		/* and in words */
 	char cgroup[PATH_MAX];
 	char io_max[2048];
 	char memory_high[32];
@@ -66,11 +71,13 @@ int ctl_unexpected_arg(const char *cmd, const char *arg);
 /* Fill @s; on failure say so on stderr and release @s. */
 int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms);
 void ctl_status_free(struct ctl_status *s);
-/* The agent's socket refused us: not root (-EACCES from connect(), or the agent's answer). */
-static inline bool ctl_agent_denied(const struct ctl_status *s)
-{
-	return s->agent_errno == -EACCES || s->agent_errno == -EPERM;
-}
+/*
+ * Send @request to the agent and read its answer into @answer: the
+ * verdict of coredam_ctl_reach() (the configuration's error counts when it
+ * named the socket), anything but COREDAM_CTL_REACHED with why in @why.
+ */
+enum coredam_ctl_reach ctl_ask(const struct ctl *c, const char *request, char *answer, size_t size, char *why,
+			       size_t why_size);
 
 /*
  * The agent's field @f in @buf, for people: a number, or a string escaped

@@ -19,7 +19,7 @@ static const struct ctl_command {
 	  "Show what the kernel supports, the dump cgroup and its limits, the budget,\n"
 	  "the counters and the dumps in progress.\n",
 	  "  -j, --json          one JSON object (the agent's answer and the kernel's counters)\n",
-	  "0 the agent runs, 3 it does not, 4 only root may ask it",
+	  "0 the agent runs, 3 it does not, 4 only root may ask it, 1 no telling",
 	  cmd_status },
 	{ "watch", "[--interval=TIME]", "live view with a progress line per dump",
 	  "Redraw the status every TIME, with a progress line per dump in progress.\n"
@@ -34,15 +34,17 @@ static const struct ctl_command {
 	  "ceiling-when-busy, concurrency-floor, concurrency-ceiling.\n",
 	  "  -p, --persist       also write it to the drop-in 50-coredamctl.conf, so that\n"
 	  "                      it outlives a reload or restart\n",
-	  "0 set, 1 the agent refused it, 2 a bad name or value, 3 the agent is not\n"
-	  "running (with --persist the drop-in is written anyway)",
+	  "0 set, 1 the agent refused it (or no telling\n"
+	  "whether it runs), 2 a bad name or value, 3 the agent is not running (with\n"
+	  "--persist the drop-in is written anyway), 4 only root may ask it",
 	  cmd_set },
 	{ "reload", "", "read the configuration again, or fail and keep the running one",
 	  "Ask the agent to read its configuration files again. It applies all of the\n"
 	  "new configuration or none of it: a refused file is named with its line, and\n"
 	  "the agent keeps running on the old one. `systemctl reload coredamd` runs this.\n",
 	  "",
-	  "0 applied, 1 refused, 3 the agent is not running",
+	  "0 applied, 1 refused (or no telling whether the agent\n"
+	  "runs), 3 the agent is not running, 4 only root may ask it",
 	  cmd_reload },
 	{ "doctor", "", "check what the feature needs and say what to fix",
 	  "Check the kernel, cgroup v2 and its controllers, core_pattern, the\n"
@@ -82,7 +84,7 @@ static void ctl_usage(FILE *f)
 		"  -h, --help             this help; COMMAND --help: the command's\n"
 		"      --version          the version\n\n"
 		"Exit codes: 0 success, 1 failure (doctor: a problem found; reload: refused), 2 usage,\n"
-		"3 agent not running, 4 status: only root may ask the agent.\n"
+		"3 agent not running, 4 only root may ask the agent.\n"
 		"See coredamctl(1).\n");
 }
 
@@ -185,6 +187,16 @@ static int parse_options(struct ctl *ctl, const char **ret_socket, int argc, cha
 	return -1;
 }
 
+enum coredam_ctl_reach ctl_ask(const struct ctl *c, const char *request, char *answer, size_t size, char *why,
+			       size_t why_size)
+{
+	int r;
+
+	r = coredam_ctl_call(c->socket, request, answer, size);
+	return coredam_ctl_reach(r, answer, c->socket, c->cfg_ok || c->socket_given ? NULL : c->cfg_error, why,
+				 why_size);
+}
+
 /*
  * Lenient: a bad line leaves out that line only, so that ControlSocket=
  * and the rest still find the agent, which runs on its last good
@@ -205,6 +217,7 @@ static void load_config(struct ctl *ctl, const char *socket)
 	if (r == -ENOMEM)
 		coredam_config_init(&ctl->cfg);
 	snprintf(ctl->socket, sizeof(ctl->socket), "%s", socket ? socket : ctl->cfg.control_socket);
+	ctl->socket_given = socket;
 }
 
 int main(int argc, char **argv)

@@ -14,23 +14,23 @@
 int cmd_reload(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, {} };
-	char resp[COREDAM_CTL_RESP_MAX];
-	const char *why;
-	int o, r;
+	char resp[COREDAM_CTL_RESP_MAX], why[1024];
+	enum coredam_ctl_reach reach;
+	int o;
 
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
 		return ctl_option_exit("reload", o);
 	if (optind < argc)
 		return ctl_unexpected_arg("reload", argv[optind]);
-	r = coredam_ctl_call(c->socket, "RELOAD", resp, sizeof(resp));
-	if (r < 0) {
-		log_error("agent not reachable at %s: %s", c->socket, strerror(-r));
-		return CTL_EXIT_NO_AGENT;
+	reach = ctl_ask(c, "RELOAD", resp, sizeof(resp), why, sizeof(why));
+	if (reach != COREDAM_CTL_REACHED) {
+		log_error("%s", why);
+		return (int)reach;
 	}
 	if (strncmp(resp, "OK\n", 3) == 0)
 		return CTL_EXIT_OK;
-	why = resp + (strncmp(resp, "ERR ", 4) == 0 ? 4 : 0);
-	log_error("agent refused the configuration and keeps the running one: %.*s", (int)strcspn(why, "\n"), why);
+	log_error("agent refused the configuration and keeps the running one: %.*s", (int)strcspn(resp + 4, "\n"),
+		  resp + 4);
 	return CTL_EXIT_FAIL;
 }

@@ -15,7 +15,8 @@
 int cmd_set(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = { { "persist", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' }, {} };
-	char req[COREDAM_CTL_REQ_MAX], resp[1024], dropin[PATH_MAX];
+	char req[COREDAM_CTL_REQ_MAX], resp[1024], dropin[PATH_MAX], why[1024];
+	enum coredam_ctl_reach reach;
 	struct coredam_config tmp = c->cfg;
 	struct coredam_error e;
 	const char *section, *key, *name, *value;
@@ -49,16 +50,17 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 	r = xsnprintf(req, sizeof(req), "SET %s %s", name, value);
 	if (r < 0)
 		return ctl_usage_error("set", "value \"%s\" too long", value);
-	/* the agent first: what it refuses is not persisted either */
-	r = coredam_ctl_call(c->socket, req, resp, sizeof(resp));
-	if (r < 0 && !persist) {
-		log_error("agent not reachable at %s: %s", c->socket, strerror(-r));
-		return CTL_EXIT_NO_AGENT;
+	/*
+	 * The agent first: what it refuses is not persisted either. Only an
+	 * agent that is not running lets --persist go on without its word.
+	 */
+	reach = ctl_ask(c, req, resp, sizeof(resp), why, sizeof(why));
+	if (reach != COREDAM_CTL_REACHED && (!persist || reach != COREDAM_CTL_NOT_RUNNING)) {
+		log_error("%s", why);
+		return (int)reach;
 	}
-	if (r >= 0 && strncmp(resp, "OK", 2) != 0) {
-		const char *why = resp + (strncmp(resp, "ERR ", 4) ? 0 : 4);
-
-		log_error("agent refused %s=%s: %.*s", name, value, (int)strcspn(why, "\n"), why);
+	if (reach == COREDAM_CTL_REACHED && strncmp(resp, "OK\n", 3) != 0) {
+		log_error("agent refused %s=%s: %.*s", name, value, (int)strcspn(resp + 4, "\n"), resp + 4);
 		return CTL_EXIT_FAIL;
 	}
 	if (persist) {
@@ -72,10 +74,9 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		}
 		printf("persisted [%s] %s=%s in %s\n", section, key, value, dropin);
 	}
-	if (r < 0) {
-		log_error("agent not reachable at %s: %s (the drop-in takes effect when coredamd starts or reloads)",
-			  c->socket, strerror(-r));
-		return CTL_EXIT_NO_AGENT;
+	if (reach != COREDAM_CTL_REACHED) {
+		log_error("%s (the drop-in takes effect when coredamd starts or reloads)", why);
+		return (int)reach;
 	}
 	printf("%s", resp + 3);
 	if (!persist)

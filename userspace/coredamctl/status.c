@@ -59,8 +59,14 @@ static json_t *agent_json(const struct ctl_status *s)
 	if (!o)
 		return NULL;
 	r = json_object_set_new(o, "running", json_boolean(s->agent_running));
-	if (!s->agent_running)
+	if (!s->agent_running) {
+		const char *why = s->agent_reach == COREDAM_CTL_NOT_RUNNING ? "not-running" :
+				  s->agent_reach == COREDAM_CTL_DENIED	    ? "permission-denied" :
+									      "unknown";
+
+		r |= json_object_set_new(o, "reason", json_string(why));
 		return built(o, r | json_object_set_new(o, "error", coredam_json_text(s->agent_error)));
+	}
 	for (size_t i = 0; i < ELEMENTSOF(shown); i++)
 		if (coredam_status_has(&s->agent, shown[i]))
 			r |= json_object_set_new(o, coredam_status_key(shown[i]),
@@ -148,7 +154,7 @@ static json_t *dumps_json(const struct ctl_status *s)
  * read, and stay. Reals (the pressure) with 15 digits, so that the 4
  * decimals the agent sends read as they were sent.
  */
-static int print_json(struct ctl_status *s)
+static int print_json(const struct ctl *c, struct ctl_status *s)
 {
 	json_auto_t *o = json_object();
 	int r;
@@ -158,6 +164,8 @@ static int print_json(struct ctl_status *s)
 	r = json_object_set_new(o, "kernel", kernel_json(&s->kern));
 	r |= json_object_set_new(o, "core_pattern", coredam_json_text(s->core_pattern));
 	r |= json_object_set_new(o, "agent", agent_json(s));
+	/* the line left out of the configuration, null when it loaded whole */
+	r |= json_object_set_new(o, "config_error", c->cfg_ok ? json_null() : coredam_json_text(c->cfg_error));
 	r |= json_object_set_new(o, "cgroup", coredam_json_text(s->cgroup));
 	r |= json_object_set_new(o, "io_max", lines_json(s->io_max));
 	r |= json_object_set_new(o, "memory_high", coredam_json_text(s->memory_high));
@@ -221,10 +229,9 @@ static void print_agent(struct ctl_status *s)
 	char v[COREDAM_ESCAPE_SIZE(sizeof(a->core_pattern))];
 
 	if (!s->agent_running) {
-		if (ctl_agent_denied(s))
-			printf("Agent:        unknown: only root may ask it (%s)\n", s->agent_error);
-		else
-			printf("Agent:        not running (%s)\n", s->agent_error);
+		/* "not running" only when nothing listens where it would */
+		printf("Agent:        %s%s\n", s->agent_reach == COREDAM_CTL_NOT_RUNNING ? "" : "unknown: ",
+		       s->agent_error);
 		return;
 	}
 	printf("Agent:        running (pid %s)", ctl_agent_field(s, COREDAM_STATUS_AGENT_PID, "?", v, sizeof(v)));
@@ -363,7 +370,7 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 	if (ctl_collect(c, &s, 300) < 0)
 		return CTL_EXIT_FAIL;
 	if (json)
-		r = print_json(&s);
+		r = print_json(c, &s);
 	else
 		print_human(c, &s);
 	ctl_status_free(&s);
@@ -371,8 +378,6 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 		log_error("status --json: %s", strerror(-r));
 		return CTL_EXIT_FAIL;
 	}
-	/* as systemctl status: 3 when the agent is not running, 4 when it cannot be asked */
-	if (s.agent_running)
-		return CTL_EXIT_OK;
-	return ctl_agent_denied(&s) ? CTL_EXIT_NO_ACCESS : CTL_EXIT_NO_AGENT;
+	/* as systemctl status: 3 when the agent is not running, 4 when we may not ask it, 1 when there is no telling */
+	return s.agent_running ? CTL_EXIT_OK : (int)s.agent_reach;
 }

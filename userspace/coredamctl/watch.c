@@ -50,10 +50,16 @@ int cmd_watch(struct ctl *c, int argc, char **argv)
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
 		printf("coredam  mode %s  budget %s x %s  pressure %s\n",
-		       ctl_agent_field(&s, COREDAM_STATUS_MODE, "(agent not running)", v, sizeof(v)),
+		       ctl_agent_field(&s, COREDAM_STATUS_MODE,
+				       s.agent_reach == COREDAM_CTL_NOT_RUNNING ? "(agent not running)" :
+				       s.agent_reach == COREDAM_CTL_DENIED	 ? "(permission denied)" :
+										   "(agent unknown)",
+				       v, sizeof(v)),
 		       s.agent.write_bps ? format_rate(b1, sizeof(b1), s.agent.write_bps) : "unlimited",
 		       ctl_agent_field(&s, COREDAM_STATUS_CONCURRENCY, "?", b2, sizeof(b2)),
 		       ctl_agent_field(&s, COREDAM_STATUS_FOREGROUND_PRESSURE, "-", pb, sizeof(pb)));
+		if (!s.agent_running)
+			printf("%s\n", s.agent_error);
 		if (s.have_stats)
 			printf("writing %" PRIu64 "  waiting %" PRIu64 "  completed %" PRIu64 "  failed %" PRIu64
 			       "  skipped %" PRIu64 "\n",

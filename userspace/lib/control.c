@@ -2,6 +2,7 @@
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -388,4 +389,44 @@ int coredam_ctl_call(const char *path, const char *request, char *buf, size_t si
 	}
 	buf[o] = '\0';
 	return (int)o;
+}
+
+enum coredam_ctl_reach coredam_ctl_reach(int r, const char *answer, const char *socket, const char *config_error,
+					 char *buf, size_t size)
+{
+	bool absent = r == -ENOENT || r == -ECONNREFUSED || r == -ENOTDIR || r == -ENOTSOCK;
+
+	if (size)
+		buf[0] = '\0';
+	/* the socket's mode refuses connect(), the agent's peer check answers this */
+	if (r == -EACCES || r == -EPERM || (r >= 0 && strncmp(answer, "ERR permission denied", 21) == 0)) {
+		/* what said no: connect(), or the agent's own answer */
+		(void)snprintf(buf, size,
+			       "permission denied: coredamd on %s answers root only (only root may ask it: %.*s); "
+			       "run as root", socket, r < 0 ? INT_MAX : (int)MIN(strcspn(answer, "\n"), (size_t)80),
+			       r < 0 ? strerror(-r) : answer);
+		return COREDAM_CTL_DENIED;
+	}
+	if (absent && config_error) {
+		(void)snprintf(buf, size,
+			       "cannot tell whether coredamd runs: the configuration does not load (%s), and nothing "
+			       "listens on %s, the socket it names with that left out (%s); fix it, or name the socket "
+			       "with --socket=PATH", config_error, socket, strerror(-r));
+		return COREDAM_CTL_UNREACHABLE;
+	}
+	if (absent) {
+		(void)snprintf(buf, size, "agent not reachable at %s: %s: coredamd is not running", socket,
+			       strerror(-r));
+		return COREDAM_CTL_NOT_RUNNING;
+	}
+	if (r < 0) {
+		(void)snprintf(buf, size, "no answer from coredamd on %s: %s", socket, strerror(-r));
+		return COREDAM_CTL_UNREACHABLE;
+	}
+	if (strncmp(answer, "OK\n", 3) != 0 && strncmp(answer, "ERR ", 4) != 0) {
+		(void)snprintf(buf, size, "no answer from coredamd on %s: it sent \"%.*s\", neither OK nor ERR", socket,
+			       (int)MIN(strcspn(answer, "\n"), (size_t)40), answer);
+		return COREDAM_CTL_UNREACHABLE;
+	}
+	return COREDAM_CTL_REACHED;
 }

@@ -100,4 +100,27 @@ int coredam_ctl_serve(int listen_fd, int timeout_ms, const struct coredam_ctl_ha
 /* Client: send @request, read the answer into @buf. */
 int coredam_ctl_call(const char *path, const char *request, char *buf, size_t size);
 
+/*
+ * What a client makes of a coredam_ctl_call(), valued as systemctl
+ * status's exit codes (the LSB's), so that every command that asks the
+ * agent exits the same way for the same cause.
+ */
+enum coredam_ctl_reach {
+	COREDAM_CTL_REACHED = 0,	/* it answered: "OK", or an "ERR" of its own */
+	COREDAM_CTL_UNREACHABLE = 1,	/* no usable answer, or no telling where the agent listens */
+	COREDAM_CTL_NOT_RUNNING = 3,	/* nothing at the socket's path, or nothing listening there */
+	COREDAM_CTL_DENIED = 4,		/* the socket's mode or the agent's SO_PEERCRED check refused us */
+};
+
+/*
+ * The verdict on @r and @answer, what coredam_ctl_call(@socket, ...)
+ * returned and read. @config_error: NULL, or why the configuration that
+ * named @socket did not load whole; then nothing listening at @socket says
+ * nothing about the agent, which may listen where the line left out says,
+ * and the verdict is COREDAM_CTL_UNREACHABLE naming the error. Anything
+ * but COREDAM_CTL_REACHED comes with a sentence for people in @buf.
+ */
+enum coredam_ctl_reach coredam_ctl_reach(int r, const char *answer, const char *socket, const char *config_error,
+					 char *buf, size_t size);
+
 #endif

@@ -501,3 +501,59 @@ TEST(control_set_checks_against_the_configuration)
 	CHECK_OK(coredam_ctl_apply_set(&c, "concurrency", "3", &err));
 	CHECK_EQ_INT(c.concurrency, 3);
 }
+
+/* The client's verdict on a call, with systemctl status's exit codes: each cause and what it says. */
+TEST(control_reach_says_why_the_agent_did_not_answer)
+{
+	const char *sock = "/run/coredam/control.sock", *bad = "/etc/coredam/coredam.conf.d/x.conf:3: Foo=bar: nope";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[512], buf[64];
+	int fd;
+
+	/* answered: OK, or an ERR of its own, which the command reads */
+	CHECK_EQ_INT(coredam_ctl_reach(3, "OK\n", sock, NULL, msg, sizeof(msg)), COREDAM_CTL_REACHED);
+	CHECK_STREQ(msg, "");
+	CHECK_EQ_INT(coredam_ctl_reach(20, "ERR bad value\n", sock, bad, msg, sizeof(msg)), COREDAM_CTL_REACHED);
+
+	/* nothing there, or nothing listening: not running, 3 */
+	CHECK_EQ_INT(coredam_ctl_reach(-ENOENT, NULL, sock, NULL, msg, sizeof(msg)), COREDAM_CTL_NOT_RUNNING);
+	CHECK_STREQ(msg, "agent not reachable at /run/coredam/control.sock: No such file or directory: "
+			 "coredamd is not running");
+	CHECK_EQ_INT(coredam_ctl_reach(-ECONNREFUSED, NULL, sock, NULL, msg, sizeof(msg)), COREDAM_CTL_NOT_RUNNING);
+
+	/* refused by the socket's mode or by the agent: denied, 4, and never "not running" */
+	CHECK_EQ_INT(coredam_ctl_reach(-EACCES, NULL, sock, NULL, msg, sizeof(msg)), COREDAM_CTL_DENIED);
+	CHECK_STREQ(msg, "permission denied: coredamd on /run/coredam/control.sock answers root only (only root may ask "
+			 "it: Permission denied); run as root");
+	CHECK_EQ_INT(coredam_ctl_reach(-EPERM, NULL, sock, NULL, msg, sizeof(msg)), COREDAM_CTL_DENIED);
+	CHECK_EQ_INT(coredam_ctl_reach(33, "ERR permission denied: root only\n", sock, NULL, msg, sizeof(msg)),
+		     COREDAM_CTL_DENIED);
+	CHECK(strstr(msg, "(only root may ask it: ERR permission denied: root only); run as root") != NULL);
+	CHECK(!strstr(msg, "not running"));
+	/* a socket found and refusing us is the agent's, whatever the configuration says */
+	CHECK_EQ_INT(coredam_ctl_reach(-EACCES, NULL, sock, bad, msg, sizeof(msg)), COREDAM_CTL_DENIED);
+
+	/* a broken configuration may have named another socket: no verdict but the error, 1 */
+	CHECK_EQ_INT(coredam_ctl_reach(-ENOENT, NULL, sock, bad, msg, sizeof(msg)), COREDAM_CTL_UNREACHABLE);
+	CHECK(strstr(msg, "cannot tell whether coredamd runs") && strstr(msg, bad) && strstr(msg, "--socket="));
+	CHECK(!strstr(msg, "not running"));
+
+	/* there but not answering, or answering nonsense: 1 */
+	CHECK_EQ_INT(coredam_ctl_reach(-ETIMEDOUT, NULL, sock, NULL, msg, sizeof(msg)), COREDAM_CTL_UNREACHABLE);
+	CHECK(strstr(msg, "no answer from coredamd") && strstr(msg, strerror(ETIMEDOUT)));
+	CHECK_EQ_INT(coredam_ctl_reach(0, "", sock, NULL, msg, sizeof(msg)), COREDAM_CTL_UNREACHABLE);
+	CHECK_EQ_INT(coredam_ctl_reach(5, "HELLO\n", sock, NULL, msg, sizeof(msg)), COREDAM_CTL_UNREACHABLE);
+	CHECK(strstr(msg, "\"HELLO\"") != NULL);
+
+	/* what coredam_ctl_call() really returns: a missing socket, and one nobody listens on */
+	CHECK_EQ_INT(coredam_ctl_reach(coredam_ctl_call(tpath("gone.sock"), "STATUS", buf, sizeof(buf)), buf,
+				       "gone.sock", NULL, msg, sizeof(msg)),
+		     COREDAM_CTL_NOT_RUNNING);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tpath("deaf.sock"));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK_EQ_INT(coredam_ctl_reach(coredam_ctl_call(sa.sun_path, "STATUS", buf, sizeof(buf)), buf, "deaf.sock",
+				       NULL, msg, sizeof(msg)),
+		     COREDAM_CTL_NOT_RUNNING);
+	close(fd);
+}
