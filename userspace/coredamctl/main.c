@@ -29,11 +29,14 @@ static const struct ctl_command {
 	  cmd_watch },
 	{ "set", "[--persist] NAME VALUE", "change a setting in the running agent",
 	  "Change a setting of the running agent, which checks the value against the\n"
-	  "rest of its configuration and refuses what does not fit. NAME is one of\n"
+	  "rest of its configuration and refuses what does not fit, a setting its mode\n"
+	  "does not read included (bandwidth and concurrency are fixed mode's, the\n"
+	  "others but read-bandwidth and mode adaptive mode's). NAME is one of\n"
 	  "bandwidth, read-bandwidth, concurrency, mode, floor, ceiling,\n"
 	  "ceiling-when-busy, concurrency-floor, concurrency-ceiling.\n",
 	  "  -p, --persist       also write it to the drop-in 50-coredamctl.conf, so that\n"
-	  "                      it outlives a reload or restart\n",
+	  "                      it outlives a reload or restart (it must fit the\n"
+	  "                      configuration files too)\n",
 	  "0 set, 1 the agent refused it (or no telling\n"
 	  "whether it runs), 2 a bad name or value, 3 the agent is not running (with\n"
 	  "--persist the drop-in is written anyway), 4 only root may ask it",

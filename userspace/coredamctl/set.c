@@ -17,7 +17,7 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 	static const struct option opts[] = { { "persist", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' }, {} };
 	char req[COREDAM_CTL_REQ_MAX], resp[1024], dropin[PATH_MAX], why[1024];
 	enum coredam_ctl_reach reach;
-	struct coredam_config tmp = c->cfg;
+	struct coredam_config tmp = c->cfg, files = c->cfg;
 	struct coredam_error e;
 	const char *section, *key, *name, *value;
 	bool persist = false;
@@ -47,6 +47,16 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 	 */
 	if (coredam_config_set(&tmp, section, key, value, &e) < 0)
 		return ctl_usage_error("set", "%s: %s", name, e.msg);
+	/*
+	 * What is persisted joins the files' configuration, read at the next
+	 * start or reload, whatever the agent runs on now: it must fit that
+	 * too (a bandwidth persisted where the files say adaptive would do
+	 * nothing there).
+	 */
+	if (persist && coredam_ctl_apply_set(&files, name, value, &e) < 0) {
+		log_error("not persisted: with the configuration files, %s", e.msg);
+		return CTL_EXIT_FAIL;
+	}
 	r = xsnprintf(req, sizeof(req), "SET %s %s", name, value);
 	if (r < 0)
 		return ctl_usage_error("set", "value \"%s\" too long", value);

@@ -40,6 +40,27 @@ int coredam_ctl_set_key(const char *name, const char **ret_section, const char *
 	return -ENOENT;
 }
 
+/*
+ * The settings one budget mode reads and the other ignores, and what
+ * governs in the other mode instead (see coredam_budget_params_from_config()).
+ */
+static const struct {
+	const char *name;
+	enum coredam_mode mode;	/* the mode whose budget reads it */
+	const char *instead;	/* what governs in the other mode */
+	const char *set;	/* what to set there */
+} mode_settings[] = {
+	{ "bandwidth", COREDAM_MODE_FIXED, "floor, ceiling and ceiling-when-busy bound the write bandwidth",
+	  "floor or ceiling" },
+	{ "concurrency", COREDAM_MODE_FIXED, "concurrency-floor and concurrency-ceiling bound it",
+	  "concurrency-floor or concurrency-ceiling" },
+	{ "floor", COREDAM_MODE_ADAPTIVE, "bandwidth is the write bandwidth", "bandwidth" },
+	{ "ceiling", COREDAM_MODE_ADAPTIVE, "bandwidth is the write bandwidth", "bandwidth" },
+	{ "ceiling-when-busy", COREDAM_MODE_ADAPTIVE, "bandwidth is the write bandwidth", "bandwidth" },
+	{ "concurrency-floor", COREDAM_MODE_ADAPTIVE, "concurrency is the dumps at once", "concurrency" },
+	{ "concurrency-ceiling", COREDAM_MODE_ADAPTIVE, "concurrency is the dumps at once", "concurrency" },
+};
+
 int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value,
 			  struct coredam_error *reterr)
 {
@@ -53,10 +74,13 @@ int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const ch
 	r = coredam_config_set(&c, section, key, value, reterr);
 	if (r < 0)
 		return r;
-	if (c.mode == COREDAM_MODE_ADAPTIVE && (!strcmp(key, "WriteBandwidth") || !strcmp(key, "Concurrency")))
-		return coredam_error_set(reterr, -EINVAL,
-					 "%s is the fixed mode's; in adaptive mode the budget moves "
-					 "between floor and ceiling (set those, or mode fixed first)", name);
+	/* accepted, it would do nothing until the mode changes: say what governs now */
+	for (size_t i = 0; i < ELEMENTSOF(mode_settings); i++)
+		if (strcmp(mode_settings[i].name, name) == 0 && mode_settings[i].mode != c.mode)
+			return coredam_error_set(reterr, -EINVAL,
+						 "%s does nothing in %s mode, where %s; set %s instead, or mode %s first",
+						 name, coredam_mode_str(c.mode), mode_settings[i].instead,
+						 mode_settings[i].set, coredam_mode_str(mode_settings[i].mode));
 	if (c.ceiling_bps && c.floor_bps > c.ceiling_bps)
 		return coredam_error_set(reterr, -EINVAL, "floor (%" PRIu64 ") would be above ceiling (%" PRIu64 ")",
 					 c.floor_bps, c.ceiling_bps);

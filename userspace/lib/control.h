@@ -46,9 +46,11 @@ int coredam_ctl_set_key(const char *name, const char **ret_section, const char *
 
 /*
  * What SET NAME VALUE does to a configuration: the key's value, checked
- * against the rest (floor not above ceiling, ...). The fixed mode's
- * bandwidth and concurrency are refused in adaptive mode, where they would
- * do nothing. On failure *cfg is untouched and @reterr says why.
+ * against the rest (floor not above ceiling, ...). A setting the mode's
+ * budget does not read is refused, and the message says what governs in
+ * that mode: the fixed mode's bandwidth and concurrency in adaptive mode,
+ * the adaptive mode's bounds in fixed mode. On failure *cfg is untouched
+ * and @reterr says why.
  */
 int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value,
 			  struct coredam_error *reterr);

@@ -479,12 +479,27 @@ TEST(control_set_checks_against_the_configuration)
 	CHECK_ERRNO(coredam_ctl_apply_set(&c, "colour", "blue", &err), -ENOENT);
 	CHECK_ERRNO(coredam_ctl_apply_set(&c, "bandwidth", "0", &err), -ERANGE);
 	CHECK_EQ_INT(c.write_bps, 25000000);
+	/* fixed: the adaptive mode's bounds would do nothing, and the message says what governs */
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "floor", "20M", &err), -EINVAL);
+	CHECK_STREQ(err.msg, "floor does nothing in fixed mode, where bandwidth is the write bandwidth; "
+			     "set bandwidth instead, or mode adaptive first");
+	CHECK_EQ_INT(c.floor_bps, 10000000);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "ceiling", "40M", &err), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "ceiling-when-busy", "40M", &err), -EINVAL);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "concurrency-floor", "2", &err), -EINVAL);
+	CHECK(strstr(err.msg, "where concurrency is the dumps at once") != NULL);
+	CHECK_ERRNO(coredam_ctl_apply_set(&c, "concurrency-ceiling", "8", &err), -EINVAL);
+	/* what both modes read is taken in either */
+	CHECK_OK(coredam_ctl_apply_set(&c, "read-bandwidth", "50M", &err));
 	/* adaptive: the fixed mode's knobs would do nothing */
 	CHECK_OK(coredam_ctl_apply_set(&c, "mode", "adaptive", &err));
 	CHECK_ERRNO(coredam_ctl_apply_set(&c, "bandwidth", "15M", &err), -EINVAL);
-	CHECK(strstr(err.msg, "in adaptive mode") != NULL);
+	CHECK_STREQ(err.msg, "bandwidth does nothing in adaptive mode, where floor, ceiling and ceiling-when-busy "
+			     "bound the write bandwidth; set floor or ceiling instead, or mode fixed first");
 	CHECK_ERRNO(coredam_ctl_apply_set(&c, "concurrency", "3", &err), -EINVAL);
+	CHECK(strstr(err.msg, "concurrency-floor and concurrency-ceiling") != NULL);
 	CHECK_EQ_INT(c.write_bps, 25000000);
+	CHECK_OK(coredam_ctl_apply_set(&c, "read-bandwidth", "infinity", &err));
 	/* the bounds keep their order */
 	CHECK_OK(coredam_ctl_apply_set(&c, "ceiling", "20M", &err));
 	CHECK_ERRNO(coredam_ctl_apply_set(&c, "floor", "30M", &err), -EINVAL);
