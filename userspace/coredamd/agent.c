@@ -631,7 +631,7 @@ int agent_reload(struct agent *a)
 	struct coredam_error e = {};
 	int r;
 
-	r = coredam_config_load(a->config_file, a->dropins.list, &cfg, &e);
+	r = coredam_ctl_reload_config(a->config_file, a->dropins.list, &a->cfg, &cfg, &e);
 	if (r < 0) {
 		(void)coredam_error_str(&e, a->last_reload, sizeof(a->last_reload));
 		goto refused;

@@ -96,6 +96,25 @@ int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const ch
 	return 0;
 }
 
+int coredam_ctl_reload_config(const char *main_file, const char *const *dropin_dirs,
+			      const struct coredam_config *running, struct coredam_config *ret,
+			      struct coredam_error *reterr)
+{
+	struct coredam_config c;
+	int r;
+
+	r = coredam_config_load(main_file, dropin_dirs, &c, reterr);
+	if (r < 0)
+		return r;
+	if (strcmp(c.control_socket, running->control_socket) != 0)
+		return coredam_error_set(reterr, -EINVAL,
+					 "ControlSocket=%s: coredamd listens on %s until it restarts; a reload "
+					 "cannot move it (restart coredamd, or put it back)",
+					 c.control_socket, running->control_socket);
+	*ret = c;
+	return 0;
+}
+
 int coredam_ctl_parse(const char *line, struct coredam_ctl_request *ret)
 {
 	struct coredam_ctl_request q = { 0 };

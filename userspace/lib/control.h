@@ -55,6 +55,18 @@ int coredam_ctl_set_key(const char *name, const char **ret_section, const char *
 int coredam_ctl_apply_set(struct coredam_config *cfg, const char *name, const char *value,
 			  struct coredam_error *reterr);
 
+/*
+ * What RELOAD (and SIGHUP) does before anything is put in force: the
+ * files @main_file and @dropin_dirs read again, strictly (one bad line
+ * refuses the reload, named by file and line), and refused what a reload
+ * cannot change in the @running configuration: the control socket
+ * (clients reading the new files would look for the agent where it does
+ * not listen). *ret is the new configuration; untouched on failure.
+ */
+int coredam_ctl_reload_config(const char *main_file, const char *const *dropin_dirs,
+			      const struct coredam_config *running, struct coredam_config *ret,
+			      struct coredam_error *reterr);
+
 int coredam_ctl_listen(const char *path, int *ret_fd);
 /* accept() one client; -EPERM (after answering "ERR") if the peer is not allowed */
 int coredam_ctl_accept(int listen_fd, int *ret_fd, uid_t *ret_uid);

@@ -24,6 +24,7 @@
 #include "time-util.h"
 
 #define NOBODY 65534
+#define DIRS(dir) ((const char *const[]){ (dir), NULL })
 
 TEST(control_parse)
 {
@@ -92,6 +93,7 @@ struct server {
 	int fd;
 	struct coredam_config cfg;
 	unsigned int served, refused, reloads;
+	const struct coredam_ctl_handlers *handlers;	/* NULL: test_handlers */
 };
 
 static int test_status(void *userdata, char *buf, size_t size)
@@ -144,7 +146,7 @@ static int server_step(struct server *s, int timeout_ms, uid_t *ret_uid)
 	uid_t uid = 0;
 	int r;
 
-	r = coredam_ctl_serve(s->fd, timeout_ms, &test_handlers, s, &uid);
+	r = coredam_ctl_serve(s->fd, timeout_ms, s->handlers ?: &test_handlers, s, &uid);
 	if (ret_uid)
 		*ret_uid = uid;
 	if (r < 0) {
@@ -571,4 +573,74 @@ TEST(control_reach_says_why_the_agent_did_not_answer)
 				       NULL, msg, sizeof(msg)),
 		     COREDAM_CTL_NOT_RUNNING);
 	close(fd);
+}
+
+/* RELOAD as coredamd's handler does it: the files read again, or the running configuration kept and why. */
+static int file_reload(void *userdata, char *buf, size_t size)
+{
+	struct server *s = userdata;
+	struct coredam_config c;
+	struct coredam_error e = { 0 };
+	int r;
+
+	r = coredam_ctl_reload_config(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &s->cfg, &c, &e);
+	if (r < 0) {
+		(void)coredam_error_str(&e, buf, size);
+		return r;
+	}
+	s->cfg = c;
+	s->reloads++;
+	return 0;
+}
+
+TEST(control_reload_reads_the_files_or_keeps_the_running_configuration)
+{
+	static const struct coredam_ctl_handlers h = { .status = test_status, .reload = file_reload };
+	struct coredam_config running, c;
+	struct coredam_error e = { 0 };
+	struct server s;
+	char buf[1024], want[1024];
+
+	mkfile("c/coredam.conf", "[Limits]\nWriteBandwidth=20M\n");
+	coredam_config_init(&running);
+	CHECK_OK(coredam_ctl_reload_config(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &running, &c,
+					   &e));
+	CHECK_EQ_INT(c.write_bps, 20000000);
+
+	/* a bad line anywhere refuses the whole reload, named by file and line */
+	mkfile("c/coredam.conf.d/20-bad.conf", "[Limits]\nConcurrency=3\nWriteBandwidth=0\n");
+	c = running;
+	CHECK_ERRNO(coredam_ctl_reload_config(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &running,
+					      &c, &e),
+		    -EINVAL);
+	CHECK_STREQ(e.where, tpath("c/coredam.conf.d/20-bad.conf"));
+	CHECK_EQ_INT(e.line, 3);
+	CHECK_EQ_INT(c.concurrency, running.concurrency);
+
+	/* the socket it listens on does not move under its clients */
+	mkfile("c/coredam.conf.d/20-bad.conf", "[Agent]\nControlSocket=/run/elsewhere.sock\n");
+	CHECK_ERRNO(coredam_ctl_reload_config(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &running,
+					      &c, &e),
+		    -EINVAL);
+	CHECK_STREQ(e.msg, "ControlSocket=/run/elsewhere.sock: coredamd listens on /run/coredam/control.sock until "
+			   "it restarts; a reload cannot move it (restart coredamd, or put it back)");
+	/* written out, the same path is no move */
+	mkfile("c/coredam.conf.d/20-bad.conf", "[Agent]\nControlSocket=/run/coredam/control.sock\n");
+	CHECK_OK(coredam_ctl_reload_config(tpath("c/coredam.conf"), DIRS(tpath("c/coredam.conf.d")), &running, &c,
+					   &e));
+
+	/* over the socket: OK once in force, else ERR with the file and line, and nothing changed */
+	server_start(&s);
+	s.handlers = &h;
+	ask(&s, "RELOAD\n", buf, sizeof(buf));
+	CHECK_STREQ(buf, "OK\n");
+	CHECK_EQ_INT(s.cfg.write_bps, 20000000);
+	mkfile("c/coredam.conf.d/30-typo.conf", "[Limits]\nWriteBandwith=30M\n");
+	ask(&s, "RELOAD\n", buf, sizeof(buf));
+	snprintf(want, sizeof(want), "ERR %s:2: unknown key WriteBandwith= in [Limits]\n",
+		 tpath("c/coredam.conf.d/30-typo.conf"));
+	CHECK_STREQ(buf, want);
+	CHECK_EQ_INT(s.reloads, 1);
+	CHECK_EQ_INT(s.cfg.write_bps, 20000000);
+	close(s.fd);
 }
