@@ -232,6 +232,9 @@ int main(int argc, char **argv)
 	int r;
 
 	log_setup("coredamctl", LOG_TARGET_STDERR);
+	/* getopt names the program by argv[0]: "coredamctl:", however it was started */
+	if (argc > 0)
+		argv[0] = (char *)"coredamctl";
 	r = parse_options(&ctl, &socket, argc, argv);
 	if (r >= 0)
 		return r;
