@@ -240,6 +240,10 @@ def socket_is_a_file(r: FakeRoot):
     r.socket.write_text("not a socket\n")
 
 
+def adaptive_mode(r: FakeRoot):
+    r.configure("[Agent]", "Mode=adaptive")
+
+
 def bad_value(r: FakeRoot):
     r.configure("[Limits]", "Concurrency=lots")
 
@@ -346,7 +350,7 @@ TABLE = {
 
     # coredamctl(1), EXIT STATUS: 0 success, 1 failure (doctor: a problem;
     # reload: refused), 2 usage or invalid value, 3 agent not running, 4
-    # status: only root may ask the agent
+    # status, set, reload: only root may ask the agent
     "c-help": row("coredamctl", "--help", healthy, 0, "Usage: coredamctl"),
     "c-version": row("coredamctl", "--version", healthy, 0, "coredamctl "),
     "c-help-command": row("coredamctl", "help status", healthy, 0, "Exit codes: 0 the agent runs"),
@@ -383,6 +387,12 @@ TABLE = {
     "c-set": row("coredamctl", "set concurrency 3", agent_answers(SET="OK\nconcurrency=3\n"), 0, "concurrency=3"),
     "c-set-refused": row("coredamctl", "set floor 1G", agent_answers(SET="ERR floor above ceiling\n"), 1,
                          "agent refused floor=1G: floor above ceiling"),
+    "c-set-root-only": row("coredamctl", "set concurrency 3", agent_answers(SET="ERR permission denied\n"), 4,
+                           "permission denied"),
+    "c-reload-root-only": row("coredamctl", "reload", agent_answers(RELOAD="ERR permission denied\n"), 4,
+                              "permission denied"),
+    "c-set-persist-wrong-mode": row("coredamctl", "set --persist bandwidth 15M", adaptive_mode, 1,
+                                    "not persisted"),
     "c-doctor": row("coredamctl", "doctor", healthy, 0, "0 problem(s)"),
     "c-doctor-agent": row("coredamctl", "doctor", agent_answers(PING="OK\n"), 0, "coredamd answers on"),
     "c-doctor-stock": row("coredamctl", "doctor", stock_kernel, 0, "[WARN] kernel lacks the coredam patches"),
