@@ -40,10 +40,19 @@ ctl status > $RESULTS/status.txt
 rc=0; su -s /bin/sh -c 'coredamctl --socket=/run/coredam/control.sock status' nobody \
     > $RESULTS/status.nobody 2>&1 || rc=$?
 echo $rc > $RESULTS/status.nobody.rc
+for cmd in 'set concurrency 3' reload; do
+    rc=0; su -s /bin/sh -c "coredamctl --socket=/run/coredam/control.sock $cmd" nobody \
+        >> $RESULTS/others.nobody 2>&1 || rc=$?
+    echo $rc >> $RESULTS/others.nobody.rc
+done
 stop_agent
 knobs > $RESULTS/knobs.after
 rc=0; ctl status > $RESULTS/status.stopped 2>&1 || rc=$?
 echo $rc > $RESULTS/status.stopped.rc
+for cmd in 'set concurrency 3' reload; do
+    rc=0; ctl $cmd >> $RESULTS/others.stopped 2>&1 || rc=$?
+    echo $rc >> $RESULTS/others.stopped.rc
+done
 """)
     majmin = res.text("majmin").strip()
     rule = io_rule(res.text("io.max"), majmin)
@@ -73,6 +82,11 @@ echo $rc > $RESULTS/status.stopped.rc
     assert "only root may ask it" in res.text("status.nobody"), res.text("status.nobody")
     assert res.text("status.stopped.rc").strip() == "3", res.text("status.stopped")
     assert "not running" in res.text("status.stopped"), res.text("status.stopped")
+    # set and reload answer as status does: 4 refused, 3 not running
+    assert res.text("others.nobody.rc").split() == ["4", "4"], res.text("others.nobody")
+    assert "permission denied" in res.text("others.nobody").lower(), res.text("others.nobody")
+    assert res.text("others.stopped.rc").split() == ["3", "3"], res.text("others.stopped")
+    assert "not running" in res.text("others.stopped"), res.text("others.stopped")
     # one end record per dump, each with the bytes the dump had written
     ends = [dict(w.split("=", 1) for w in line.split() if "=" in w)
             for line in res.text("agent.log").splitlines() if "event=dump-end" in line]
@@ -99,6 +113,9 @@ kill -0 $storm_pid && echo running > $RESULTS/storm.running
 wait $storm_pid
 checkcores /scratch/cores/core.* > $RESULTS/cores.json
 ctl set bandwidth 0x10 > $RESULTS/set.bad 2>&1 && echo accepted >> $RESULTS/set.bad || echo "rc=$?" >> $RESULTS/set.bad
+# a bound of adaptive mode does nothing in fixed mode: refused, io.max kept
+ctl set floor 20M > $RESULTS/set.mode 2>&1 && echo accepted >> $RESULTS/set.mode || echo "rc=$?" >> $RESULTS/set.mode
+cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max.mode
 stop_agent
 """)
     assert res.path("storm.running").exists(), "storm finished before the change"
@@ -109,6 +126,9 @@ stop_agent
     cores_ok(res, 12)
     bad = res.text("set.bad")
     assert "rc=2" in bad and "0x10" in bad
+    mode = res.text("set.mode")
+    assert "rc=1" in mode and "fixed mode" in mode, mode
+    assert "wbps=25000000" in res.text("io.max.mode")
 
 
 def test_reload_with_broken_config_keeps_the_old_one(agent_boot):
@@ -119,12 +139,17 @@ printf '[Limits]\\nWriteBandwidth=fast\\n' > $JOB/coredam.conf.d/50-broken.conf
 kill -HUP $(cat /tmp/agent.pid)
 sleep 2
 kill -0 $(cat /tmp/agent.pid)
+# coredamctl reload waits for the verdict: refused, and says where
+rc=0; ctl reload > $RESULTS/reload.out 2>&1 || rc=$?
+echo $rc > $RESULTS/reload.rc
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
 ctl status --json > $RESULTS/status.json
 stop_agent
 """)
     log = res.text("agent.log")
     assert "50-broken.conf:2" in log, log
+    assert res.text("reload.rc").strip() == "1", res.text("reload.out")
+    assert "50-broken.conf:2" in res.text("reload.out"), res.text("reload.out")
     assert "wbps=10000000" in res.text("io.max")
     st = json.loads(res.text("status.json"))
     assert st["agent"]["reload_failures"] >= 1
