@@ -8,7 +8,7 @@ configuration under tmp_path (--proc-root, --sys-root, --cgroup-root,
 --state-dir, --config): no root, no kernel of the series, no VM.
 
 Host only and standalone: it needs a C compiler and make, nothing from
-tests/vm.py. Left out, because the program would write to the machine's
+the VM harness. Left out, because the program would write to the machine's
 kernel log (/dev/kmsg) when run as root: coredam-pipe's own dump path
 (exit codes 3, 4 and 6, and 2 for bad positional arguments), which the VM
 tests cover.
