@@ -170,10 +170,15 @@ SETUPS = [
             "the dumps at their own CPU priority"),
     variant("coredam-adaptive-keepnice", ADAPTIVE_DESCRIBE, ADAPTIVE, "Limits", "DumpNice=keep",
             "the dumps at their own CPU priority"),
+    # one dump writing at a time at the same budget: whether a second
+    # writer, rather than the rate, costs the probe
+    variant("coredam-adaptive-conc1", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "ConcurrencyCeiling=1",
+            "one dump at a time"),
 ]
 # not in the default run: they need `make kernel-v1`, and add a third to its time
 OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift", "coredam-fixed-w128",
                    "coredam-adaptive-w128", "coredam-fixed-keepnice", "coredam-adaptive-keepnice",
-                   "coredam-adaptive-c20", "coredam-fixed-20m"}
+                   "coredam-adaptive-c20", "coredam-fixed-20m", "coredam-adaptive-climb",
+                   "coredam-adaptive-agentnice", "coredam-adaptive-conc1"}
 # the setup every probe is also compared with
 FLOOR = "no-dumps"

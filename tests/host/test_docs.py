@@ -38,3 +38,19 @@ def test_every_logged_event_is_documented_with_its_message_id():
     # IDs are unique, and the tables hold no event nothing logs any more
     assert len(set(ids.values())) == len(ids)
     assert set(ids) == events and set(docs) == events, (sorted(set(ids) - events), sorted(set(docs) - events))
+
+
+def test_benchmark_setups_documented_as_run():
+    """docs/benchmarks.md names every setup of the benchmark, and its list of
+    what `make bench` runs by default is the one bench.py runs."""
+    import sys
+    sys.path.insert(0, str(TOP / "tests"))
+    from harness.setups import OPTIONAL_SETUPS, SETUPS
+    text = (TOP / "docs/benchmarks.md").read_text()
+    missing = [s.name for s in SETUPS if f"`{s.name}`" not in text]
+    assert not missing, f"setups not in docs/benchmarks.md: {missing}"
+    m = re.search(r"Setups: ((?:`[a-z0-9-]+`,?\s*)+);", text)
+    assert m, "docs/benchmarks.md: no 'Setups: ...;' list of the default run"
+    listed = re.findall(r"`([a-z0-9-]+)`", m.group(1))
+    defaults = [s.name for s in SETUPS if s.name not in OPTIONAL_SETUPS]
+    assert sorted(listed) == sorted(defaults), (listed, defaults)
