@@ -227,6 +227,38 @@ void track_dumps(struct agent *a)
 	a->m.dumps_waiting = waiting;
 }
 
+/*
+ * A look between ticks, at a dump's pace: the look through every process
+ * in /proc only when the kernel's counters say that a dump started, got its
+ * slot or ended since the last one (or there are no counters to tell, or a
+ * pipe helper is among the dumps); otherwise the set of dumps is the one
+ * known, and only the bytes of those writing are read again, from their
+ * own /proc/PID/io, for their end records. The tick still looks through
+ * /proc every interval.
+ */
+static void follow_dumps(struct agent *a)
+{
+	struct coredam_stats st;
+
+	if (!a->kern.core_dump_stats || a->stats_from_pipe || !a->have_last_stats ||
+	    coredam_stats_read(&a->roots, &st) < 0 || coredam_stats_dumps_moved(&a->last_stats, &st)) {
+		track_dumps(a);
+		return;
+	}
+	for (size_t i = 0; i < a->n_dumps; i++)
+		if (a->dumps[i].state == COREDAM_DUMP_HELPER) {
+			track_dumps(a);
+			return;
+		}
+	for (size_t i = 0; i < a->n_dumps; i++) {
+		struct tracked_dump *t = &a->dumps[i];
+
+		/* one gone meanwhile: the counters will say so at the next look */
+		if (t->state != COREDAM_DUMP_WAITING)
+			(void)coredam_proc_io_read(&a->roots, t->pid, &t->bytes, &t->syscw);
+	}
+}
+
 static void write_metrics(struct agent *a)
 {
 	char buf[16384];
@@ -561,7 +593,7 @@ static void handle_psi(struct agent *a, const struct pollfd *p, size_t n)
 			 * stalls; a dump may have begun since the last look.
 			 */
 			if (!ps->held && !looked) {
-				track_dumps(a);
+				follow_dumps(a);
 				looked = true;
 			}
 			if (!ps->held && pressure_holds_dumper(a, ps->cgroup))
@@ -591,7 +623,7 @@ int agent_loop(struct agent *a)
 			next = now + a->cfg.interval_usec;
 		} else if (a->n_dumps) {
 			/* dumps in flight: follow them closely for the per-dump records */
-			track_dumps(a);
+			follow_dumps(a);
 		}
 		now = now_usec(CLOCK_MONOTONIC);
 		if (watchdog_usec && now >= ping) {

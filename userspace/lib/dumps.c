@@ -66,6 +66,40 @@ static bool pid_listed(const char *procs, uint32_t pid)
 	return false;
 }
 
+/* The value of the line "@key: N" of @text, 0 without one. */
+static uint64_t io_field(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, key, kl) == 0 && p[kl] == ':')
+			return strtoull(p + kl + 1, NULL, 10);
+	return 0;
+}
+
+void coredam_proc_io_parse(const char *io, uint64_t *ret_write_bytes, uint64_t *ret_syscw)
+{
+	*ret_write_bytes = io_field(io, "write_bytes");
+	*ret_syscw = io_field(io, "syscw");
+}
+
+int coredam_proc_io_read(const struct coredam_roots *roots, pid_t pid, uint64_t *ret_write_bytes,
+			 uint64_t *ret_syscw)
+{
+	_cleanup_free_ char *io = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	r = xsnprintf(path, sizeof(path), "%s/%d/io", roots->proc, (int)pid);
+	if (r < 0)
+		return r;
+	r = read_file_at(AT_FDCWD, path, 4096, &io);
+	if (r < 0)
+		return r;
+	coredam_proc_io_parse(io, ret_write_bytes, ret_syscw);
+	return 0;
+}
+
 int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		       struct coredam_dump **ret, size_t *ret_n)
 {
@@ -120,17 +154,8 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		l = readlinkat(dirfd(d), f, dp.exe, sizeof(dp.exe) - 1);
 		dp.exe[l > 0 ? l : 0] = '\0';
 		snprintf(f, sizeof(f), "%s/io", de->d_name);
-		if (read_file_at(dirfd(d), f, 4096, &io) >= 0) {
-			char *p = strstr(io, "\nwrite_bytes:");
-
-			if (!p && strncmp(io, "write_bytes:", 12) == 0)
-				p = io - 1;
-			if (p)
-				dp.write_bytes = strtoull(p + 13, NULL, 10);
-			p = strstr(io, "\nsyscw:");
-			if (p)
-				dp.syscw = strtoull(p + 7, NULL, 10);
-		}
+		if (read_file_at(dirfd(d), f, 4096, &io) >= 0)
+			coredam_proc_io_parse(io, &dp.write_bytes, &dp.syscw);
 		if (grow_array((void **)&v, &alloc, n, sizeof(*v), 8) < 0)
 			return -ENOMEM;
 		v[n++] = dp;

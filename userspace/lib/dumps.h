@@ -60,6 +60,15 @@ struct coredam_dump_seen {
 };
 
 /*
+ * write_bytes and syscw of a /proc/PID/io text (0 for a line it lacks);
+ * and of the process @pid itself: -errno when its file cannot be read
+ * (-ENOENT: it is gone).
+ */
+void coredam_proc_io_parse(const char *io, uint64_t *ret_write_bytes, uint64_t *ret_syscw);
+int coredam_proc_io_read(const struct coredam_roots *roots, pid_t pid, uint64_t *ret_write_bytes,
+			 uint64_t *ret_syscw);
+
+/*
  * Whether a dumper listed now writes or waits for a slot. With nobody
  * waiting in the kernel's queue (@kernel_waiting 0) every dumper writes;
  * a dumper whose write count grew since the last look, or that was seen

@@ -261,6 +261,18 @@ static bool sums_to(const uint64_t *v, int sum, const int *parts, size_t n)
 	return t == v[sum];
 }
 
+bool coredam_stats_dumps_moved(const struct coredam_stats *before, const struct coredam_stats *now)
+{
+	static const int moves[] = { COREDAM_STAT_STARTED, COREDAM_STAT_ADMITTED, COREDAM_STAT_COMPLETED,
+				     COREDAM_STAT_FAILED, COREDAM_STAT_SKIPPED_FULL, COREDAM_STAT_SKIPPED_TIMEOUT,
+				     COREDAM_STAT_SKIPPED_KILLED, COREDAM_STAT_SKIPPED_PIPE_LIMIT };
+
+	for (size_t i = 0; i < ELEMENTSOF(moves); i++)
+		if (before->v[moves[i]] != now->v[moves[i]])
+			return true;
+	return false;
+}
+
 bool coredam_stats_consistent(const struct coredam_stats *s)
 {
 	static const int started[] = { COREDAM_STAT_ADMITTED, COREDAM_STAT_WAITING, COREDAM_STAT_SKIPPED_FULL,

@@ -99,6 +99,13 @@ int coredam_stats_read(const struct coredam_roots *roots, struct coredam_stats *
  *   failed = failed_open + failed_setup + failed_limit + failed_killed + failed_write + failed_io
  */
 bool coredam_stats_consistent(const struct coredam_stats *s);
+/*
+ * Did a dump start, get its slot or end (completed, failed, skipped)
+ * between the snapshots @before and @now? False when none of those
+ * counters moved: the dumps in progress are the ones of @before, each
+ * still waiting or writing as it was.
+ */
+bool coredam_stats_dumps_moved(const struct coredam_stats *before, const struct coredam_stats *now);
 
 /*
  * Remember the original value of each sysctl the agent changes, in

@@ -50,6 +50,27 @@ TEST(dumps_from_proc)
 	free(d);
 }
 
+TEST(proc_io)
+{
+	struct coredam_roots r = { .proc = tkeep("proc") };
+	uint64_t wb = 7, cw = 7;
+
+	/* cancelled_write_bytes is not write_bytes, whichever comes first */
+	coredam_proc_io_parse("rchar: 1\ncancelled_write_bytes: 9\nsyscw: 12\nwrite_bytes: 4096\n", &wb, &cw);
+	CHECK_EQ_INT(wb, 4096);
+	CHECK_EQ_INT(cw, 12);
+	coredam_proc_io_parse("write_bytes: 5\n", &wb, &cw);
+	CHECK_EQ_INT(wb, 5);
+	CHECK_EQ_INT(cw, 0);
+	mkfile("proc/200/io", "rchar: 1\nsyscw: 3\nwrite_bytes: 65536\ncancelled_write_bytes: 0\n");
+	CHECK_OK(coredam_proc_io_read(&r, 200, &wb, &cw));
+	CHECK_EQ_INT(wb, 65536);
+	CHECK_EQ_INT(cw, 3);
+	/* gone: nothing written back */
+	CHECK_ERRNO(coredam_proc_io_read(&r, 201, &wb, &cw), -ENOENT);
+	CHECK_EQ_INT(wb, 65536);
+}
+
 TEST(status_field)
 {
 	const char *st = "Name:\tbad name\nUmask:\t0022\nCoreDumpingX:\t1\nCoreDumping:\t0\nThreads:  12\n";

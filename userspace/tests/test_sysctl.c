@@ -216,6 +216,30 @@ TEST(stats_invariants)
 	CHECK(!coredam_stats_consistent(&s));
 }
 
+TEST(stats_dumps_moved)
+{
+	struct coredam_stats before, now;
+
+	CHECK_OK(coredam_stats_parse(stats_text, &before));
+	now = before;
+	CHECK(!coredam_stats_dumps_moved(&before, &now));
+	/* bytes written and the gauges move while the same dumps go on */
+	now.v[COREDAM_STAT_BYTES] += 4096;
+	now.v[COREDAM_STAT_OVERTIME]++;
+	now.v[COREDAM_STAT_LEASES_ENDED]++;
+	CHECK(!coredam_stats_dumps_moved(&before, &now));
+	/* a start, a slot, an end of each kind: each alone is a move */
+	for (int i = 0; i < COREDAM_STATS_N; i++) {
+		bool move = i <= COREDAM_STAT_SKIPPED_PIPE_LIMIT;
+
+		now = before;
+		now.v[i]++;
+		if (coredam_stats_dumps_moved(&before, &now) != move)
+			fprintf(stderr, "  %s + 1\n", coredam_stat_names[i]);
+		CHECK(coredam_stats_dumps_moved(&before, &now) == move);
+	}
+}
+
 static void fake_proc(bool patched)
 {
 	mkfile("proc/sys/kernel/core_pattern", "/var/crash/core.%p\n");
