@@ -148,6 +148,6 @@ void pressure_set_held(struct psi_source *s, bool held);
 
 /* loop.c */
 int agent_loop(struct agent *a);
-void track_dumps(struct agent *a);
+void track_dumps(struct agent *a, bool full);
 
 #endif

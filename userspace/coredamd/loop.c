@@ -109,19 +109,6 @@ static void deprioritize(struct agent *a, const struct coredam_dump *d)
 		a->nice_err = r;
 }
 
-/*
- * By the counters nothing dumps, nothing started since the last look and
- * nothing was dumping then: the look through every process in /proc (a
- * file read per process, most of the agent's own CPU time) can wait.
- */
-static bool nothing_dumps(const struct agent *a, bool have_st, const struct coredam_stats *st)
-{
-	return have_st && a->have_last_stats && a->n_dumps == 0 &&
-	       st->v[COREDAM_STAT_STARTED] == a->last_stats.v[COREDAM_STAT_STARTED] &&
-	       st->v[COREDAM_STAT_ACTIVE] == 0 && st->v[COREDAM_STAT_WAITING] == 0 &&
-	       st->v[COREDAM_STAT_OVERTIME] == 0;
-}
-
 /* One dump seen in /proc: classify it, start tracking it, log its arrival and admission. */
 static enum coredam_dump_state track_one(struct agent *a, struct coredam_dump *d, bool have_st,
 					 const struct coredam_stats *st, uint64_t now)
@@ -189,7 +176,23 @@ static void forget_ended(struct agent *a, bool have_st, const struct coredam_sta
 	}
 }
 
-void track_dumps(struct agent *a)
+/* A pipe helper among the dumps tracked? */
+static bool helper_known(const struct agent *a)
+{
+	for (size_t i = 0; i < a->n_dumps; i++)
+		if (a->dumps[i].state == COREDAM_DUMP_HELPER)
+			return true;
+	return false;
+}
+
+/*
+ * The dumps in progress: as far as coredam_dumps_look() says to look. The
+ * full look (@full) at the tick and on the dump cgroup's events; between
+ * ticks, at a dump's pace, a look that finds the dumps known as they were
+ * reads only the writing ones' /proc/PID/io again, for their end records'
+ * bytes.
+ */
+void track_dumps(struct agent *a, bool full)
 {
 	struct coredam_dump *v = NULL;
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -197,13 +200,26 @@ void track_dumps(struct agent *a)
 	size_t n = 0;
 	struct coredam_stats st;
 	bool have_st = a->kern.core_dump_stats && coredam_stats_read(&a->roots, &st) == 0;
+	enum coredam_dumps_look look;
 
 	/* stock kernel: coredam-pipe's counters, in the same layout */
 	a->stats_from_pipe = false;
 	if (!a->kern.core_dump_stats && coredam_pipe_stats_as_kernel(a->roots.state, &st) == 0)
 		have_st = a->stats_from_pipe = true;
 
-	if (!nothing_dumps(a, have_st, &st) &&
+	look = coredam_dumps_look(a->have_last_stats ? &a->last_stats : NULL, have_st ? &st : NULL, a->n_dumps,
+				  !a->stats_from_pipe && !helper_known(a), full);
+	if (look == COREDAM_LOOK_KNOWN) {
+		for (size_t i = 0; i < a->n_dumps; i++) {
+			struct tracked_dump *t = &a->dumps[i];
+
+			/* one gone meanwhile: the counters say so at the next look */
+			if (t->state != COREDAM_DUMP_WAITING)
+				(void)coredam_proc_io_read(&a->roots, t->pid, &t->bytes, &t->syscw);
+		}
+		return;
+	}
+	if (look == COREDAM_LOOK_ALL &&
 	    coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n) < 0)
 		return;
 	for (size_t i = 0; i < a->n_dumps; i++)
@@ -225,38 +241,6 @@ void track_dumps(struct agent *a)
 	}
 	a->m.dumps_writing = writing;
 	a->m.dumps_waiting = waiting;
-}
-
-/*
- * A look between ticks, at a dump's pace: the look through every process
- * in /proc only when the kernel's counters say that a dump started, got its
- * slot or ended since the last one (or there are no counters to tell, or a
- * pipe helper is among the dumps); otherwise the set of dumps is the one
- * known, and only the bytes of those writing are read again, from their
- * own /proc/PID/io, for their end records. The tick still looks through
- * /proc every interval.
- */
-static void follow_dumps(struct agent *a)
-{
-	struct coredam_stats st;
-
-	if (!a->kern.core_dump_stats || a->stats_from_pipe || !a->have_last_stats ||
-	    coredam_stats_read(&a->roots, &st) < 0 || coredam_stats_dumps_moved(&a->last_stats, &st)) {
-		track_dumps(a);
-		return;
-	}
-	for (size_t i = 0; i < a->n_dumps; i++)
-		if (a->dumps[i].state == COREDAM_DUMP_HELPER) {
-			track_dumps(a);
-			return;
-		}
-	for (size_t i = 0; i < a->n_dumps; i++) {
-		struct tracked_dump *t = &a->dumps[i];
-
-		/* one gone meanwhile: the counters will say so at the next look */
-		if (t->state != COREDAM_DUMP_WAITING)
-			(void)coredam_proc_io_read(&a->roots, t->pid, &t->bytes, &t->syscw);
-	}
 }
 
 static void write_metrics(struct agent *a)
@@ -314,7 +298,7 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	in->pattern_changed = coredam_sysctl_read(&a->roots, "kernel.core_pattern", pat, sizeof(pat)) == 0 &&
 			      strcmp(pat, a->core_pattern) != 0;
 	in->io_in_force = in->pattern_changed || agent_io_in_force(a);
-	track_dumps(a);
+	track_dumps(a, true);
 	in->have_disk = read_disk_sectors(a, &in->disk_sectors);
 	pressure_sample(a, in->now_usec, &in->pressure);
 	in->pressure.triggered = a->triggered;
@@ -593,7 +577,7 @@ static void handle_psi(struct agent *a, const struct pollfd *p, size_t n)
 			 * stalls; a dump may have begun since the last look.
 			 */
 			if (!ps->held && !looked) {
-				follow_dumps(a);
+				track_dumps(a, false);
 				looked = true;
 			}
 			if (!ps->held && pressure_holds_dumper(a, ps->cgroup))
@@ -623,7 +607,7 @@ int agent_loop(struct agent *a)
 			next = now + a->cfg.interval_usec;
 		} else if (a->n_dumps) {
 			/* dumps in flight: follow them closely for the per-dump records */
-			follow_dumps(a);
+			track_dumps(a, false);
 		}
 		now = now_usec(CLOCK_MONOTONIC);
 		if (watchdog_usec && now >= ping) {
@@ -659,7 +643,7 @@ int agent_loop(struct agent *a)
 			/* read it, or kernfs keeps reporting the same change and poll() spins */
 			if (pread(a->events_fd, ev, sizeof(ev), 0) < 0)
 				log_debug("reading cgroup.events: %m");
-			track_dumps(a); /* the dump cgroup became (un)populated */
+			track_dumps(a, true); /* the dump cgroup became (un)populated */
 		}
 		handle_psi(a, p + psi0, (size_t)(n - psi0));
 		if (a->triggered && a->cfg.mode == COREDAM_MODE_ADAPTIVE)

@@ -100,6 +100,20 @@ int coredam_proc_io_read(const struct coredam_roots *roots, pid_t pid, uint64_t 
 	return 0;
 }
 
+enum coredam_dumps_look coredam_dumps_look(const struct coredam_stats *last, const struct coredam_stats *now,
+					   size_t n_known, bool exact, bool full)
+{
+	if (!last || !now)
+		return COREDAM_LOOK_ALL;
+	if (n_known == 0 && now->v[COREDAM_STAT_STARTED] == last->v[COREDAM_STAT_STARTED] &&
+	    now->v[COREDAM_STAT_ACTIVE] == 0 && now->v[COREDAM_STAT_WAITING] == 0 &&
+	    now->v[COREDAM_STAT_OVERTIME] == 0)
+		return COREDAM_LOOK_NONE;
+	if (full || !exact || coredam_stats_dumps_moved(last, now))
+		return COREDAM_LOOK_ALL;
+	return COREDAM_LOOK_KNOWN;
+}
+
 int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		       struct coredam_dump **ret, size_t *ret_n)
 {

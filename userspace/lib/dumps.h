@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "roots.h"
+#include "sysctl.h"
 
 enum coredam_dump_state {
 	COREDAM_DUMP_WRITING,	/* dumping, admitted */
@@ -58,6 +59,28 @@ struct coredam_dump_seen {
 	enum coredam_dump_state state;
 	uint64_t syscw;
 };
+
+/* How far the agent must look to know the dumps in progress. */
+enum coredam_dumps_look {
+	COREDAM_LOOK_NONE,	/* nothing dumps: no look at all */
+	COREDAM_LOOK_KNOWN,	/* the dumps known, as they were: their bytes only */
+	COREDAM_LOOK_ALL,	/* every process in /proc */
+};
+
+/*
+ * From the counters at the last look (@last) and now (@now), either NULL
+ * when there are none, and the @n_known dumps the agent tracks:
+ *  - NONE when nothing dumps, nothing started since the last look and
+ *    nothing was dumping then;
+ *  - otherwise ALL when asked for (@full: the tick's look once an interval, for
+ *    what the counters cannot tell), where the counters are not exact
+ *    (@exact false: a pipe helper's, or a pipe helper among the dumps), or
+ *    when a dump started, got its slot or ended since the last look;
+ *  - KNOWN else: the look through every process (a file read each, most
+ *    of the agent's own CPU time) can wait for the tick.
+ */
+enum coredam_dumps_look coredam_dumps_look(const struct coredam_stats *last, const struct coredam_stats *now,
+					   size_t n_known, bool exact, bool full);
 
 /*
  * write_bytes and syscw of a /proc/PID/io text (0 for a line it lacks);

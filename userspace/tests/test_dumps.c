@@ -50,6 +50,39 @@ TEST(dumps_from_proc)
 	free(d);
 }
 
+TEST(dumps_look)
+{
+	struct coredam_stats last = { 0 }, now;
+
+	last.v[COREDAM_STAT_STARTED] = last.v[COREDAM_STAT_ADMITTED] = last.v[COREDAM_STAT_COMPLETED] = 3;
+	now = last;
+	/* no counters, or none from before: every process */
+	CHECK(coredam_dumps_look(NULL, &now, 0, true, false) == COREDAM_LOOK_ALL);
+	CHECK(coredam_dumps_look(&last, NULL, 0, true, false) == COREDAM_LOOK_ALL);
+	/* at rest, even at the tick or with a helper's counters */
+	CHECK(coredam_dumps_look(&last, &now, 0, true, false) == COREDAM_LOOK_NONE);
+	CHECK(coredam_dumps_look(&last, &now, 0, false, true) == COREDAM_LOOK_NONE);
+	/* a dump started since: every process */
+	now.v[COREDAM_STAT_STARTED]++;
+	now.v[COREDAM_STAT_ACTIVE]++;
+	CHECK(coredam_dumps_look(&last, &now, 0, true, false) == COREDAM_LOOK_ALL);
+	/* seen; it goes on writing: the known dumps do between ticks */
+	last = now;
+	now.v[COREDAM_STAT_BYTES] += 1 << 20;
+	CHECK(coredam_dumps_look(&last, &now, 1, true, false) == COREDAM_LOOK_KNOWN);
+	CHECK(coredam_dumps_look(&last, &now, 1, true, true) == COREDAM_LOOK_ALL);
+	CHECK(coredam_dumps_look(&last, &now, 1, false, false) == COREDAM_LOOK_ALL);
+	/* it ended (tracked still, counters moved): every process */
+	now.v[COREDAM_STAT_ACTIVE]--;
+	now.v[COREDAM_STAT_COMPLETED]++;
+	CHECK(coredam_dumps_look(&last, &now, 1, true, false) == COREDAM_LOOK_ALL);
+	/* a dump over its lease with nothing tracked is still a dump to find */
+	last = now;
+	now.v[COREDAM_STAT_OVERTIME] = 1;
+	CHECK(coredam_dumps_look(&last, &now, 0, true, false) == COREDAM_LOOK_KNOWN);
+	CHECK(coredam_dumps_look(&last, &now, 0, true, true) == COREDAM_LOOK_ALL);
+}
+
 TEST(proc_io)
 {
 	struct coredam_roots r = { .proc = tkeep("proc") };
