@@ -66,15 +66,15 @@ static bool pid_listed(const char *procs, uint32_t pid)
 	return false;
 }
 
-/* The value of the line "@key: N" of @text, 0 without one. */
+/* The number on the line "@key:" of @text, 0 without one. */
 static uint64_t io_field(const char *text, const char *key)
 {
-	size_t kl = strlen(key);
+	char v[32];
+	uint64_t n;
 
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (strncmp(p, key, kl) == 0 && p[kl] == ':')
-			return strtoull(p + kl + 1, NULL, 10);
-	return 0;
+	if (!coredam_status_field(text, key, v, sizeof(v)) || parse_u64(v, &n) < 0)
+		return 0;
+	return n;
 }
 
 void coredam_proc_io_parse(const char *io, uint64_t *ret_write_bytes, uint64_t *ret_syscw)
