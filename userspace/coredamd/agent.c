@@ -582,13 +582,8 @@ static void log_config(struct agent *a)
 {
 	char w[24];
 
-	/* key=value fields carry numbers: bytes a second, or max */
-	if (a->cfg.write_bps)
-		snprintf(w, sizeof(w), "%" PRIu64, a->cfg.write_bps);
-	else
-		snprintf(w, sizeof(w), "max");
 	log_info("config mode=%s cgroup=%s write_bps=%s concurrency=%u queue_cap=%u wait_timeout_ms=%" PRIu64,
-		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, w,
+		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, format_bps_field(w, sizeof(w), a->cfg.write_bps),
 		 a->cfg.concurrency, a->cfg.queue_cap, a->cfg.wait_timeout_usec / 1000);
 }
 

@@ -5,7 +5,6 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -18,6 +17,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "path-util.h"
 #include "paths.h"
 #include "roots.h"
@@ -246,13 +246,9 @@ static int start(struct agent *a)
 	a->incomplete_since = time(NULL);
 	snprintf(a->last_reload, sizeof(a->last_reload), "ok");
 
-	/* write_bps= as in the config and budget lines: bytes a second, or max */
-	if (a->budget.wbps)
-		snprintf(w, sizeof(w), "%" PRIu64, a->budget.wbps);
-	else
-		snprintf(w, sizeof(w), "max");
 	log_info("ready event=ready mode=%s cgroup=%s write_bps=%s concurrency=%u devices=%zu kernel=%s",
-		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, w, a->budget.concurrency, a->n_devs,
+		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, format_bps_field(w, sizeof(w), a->budget.wbps),
+		 a->budget.concurrency, a->n_devs,
 		 a->m.kernel_full ? "patched" : "stock");
 	sd_notifyf(0, "READY=1\nSTATUS=%s mode, cgroup %s%s", coredam_mode_str(a->cfg.mode), a->cfg.cgroup,
 		   a->m.kernel_full ? "" : " (kernel lacks coredam support)");

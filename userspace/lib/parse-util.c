@@ -216,3 +216,12 @@ const char *format_rate(char *buf, size_t size, uint64_t bps)
 {
 	return format_scaled(buf, size, bps, 1000.0, "B/s");
 }
+
+const char *format_bps_field(char *buf, size_t size, uint64_t bps)
+{
+	if (bps)
+		(void)snprintf(buf, size, "%" PRIu64, bps);
+	else
+		(void)snprintf(buf, size, "max");
+	return buf;
+}

@@ -27,12 +27,13 @@ int parse_duration(const char *s, uint64_t *ret_usec);
 /* yes/no/true/false/on/off/1/0 */
 int parse_bool(const char *s, bool *ret);
 
-/* Human form for messages: "10.0M", "1.5G". */
 /*
  * For people: a size in base 1024 with IEC units ("9.5MiB"), a rate in
  * base 1000 as the configuration reads it ("10.0MB/s" for 10M).
  */
 const char *format_size(char *buf, size_t size, uint64_t v);
 const char *format_rate(char *buf, size_t size, uint64_t bps);
+/* For a log line's key=value field: bytes a second, or "max" for 0 (no limit). */
+const char *format_bps_field(char *buf, size_t size, uint64_t bps);
 
 #endif

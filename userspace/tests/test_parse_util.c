@@ -96,6 +96,9 @@ TEST(format_size_and_rate)
 	CHECK_STREQ(format_rate(b, sizeof(b), 999), "999B/s");
 	CHECK_STREQ(format_rate(b, sizeof(b), 1500), "1.5KB/s");
 	CHECK_STREQ(format_size(b, sizeof(b), UINT64_MAX), "16777216.0TiB");
+	/* a log field carries the number, and 0 is no limit */
+	CHECK_STREQ(format_bps_field(b, sizeof(b), 10000000), "10000000");
+	CHECK_STREQ(format_bps_field(b, sizeof(b), 0), "max");
 }
 
 TEST(parse_devnum_strict)
