@@ -254,3 +254,155 @@ int coredam_elf_core_creds(const void *head, size_t len, struct coredam_core_cre
 	*ret = c;
 	return 0;
 }
+
+/* ---- where it crashed ---- */
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+
+/*
+ * The program counter in the first NT_PRSTATUS: struct elf_prstatus's
+ * pr_reg starts at byte 112 on 64-bit Linux; rip is its 17th word on
+ * x86-64 (user_regs_struct), pc its 33rd on aarch64 (user_pt_regs).
+ */
+static bool read_prstatus_pc(const unsigned char *d, uint64_t size, unsigned int machine,
+			     const struct layout *l, uint64_t *ret)
+{
+	if (!l->is64)
+		return false;
+	if (machine == EM_X86_64 && size == 336)
+		*ret = get(d + 112 + 16 * 8, 8, l->msb);
+	else if (machine == EM_AARCH64 && size == 392)
+		*ret = get(d + 112 + 32 * 8, 8, l->msb);
+	else
+		return false;
+	return true;
+}
+
+/* AT_ENTRY from NT_AUXV, or 0. */
+static uint64_t read_auxv_entry(const unsigned char *d, uint64_t size, const struct layout *l)
+{
+	size_t w = l->is64 ? 8 : 4;
+
+	for (uint64_t i = 0; i + 2 * w <= size; i += 2 * w) {
+		uint64_t type = get(d + i, w, l->msb);
+
+		if (type == AT_NULL)
+			break;
+		if (type == AT_ENTRY)
+			return get(d + i + w, w, l->msb);
+	}
+	return 0;
+}
+
+/*
+ * NT_FILE: count and page size, count (start, end, page offset) triples,
+ * then count NUL-terminated names. The name of the mapping that holds
+ * @addr into @name (cut to @size) and the offset of @addr in that file;
+ * false when none holds it or the note is malformed.
+ */
+static bool file_of(const unsigned char *d, uint64_t size, const struct layout *l, uint64_t addr,
+		    char *name, size_t namesize, uint64_t *ret_offset)
+{
+	size_t w = l->is64 ? 8 : 4;
+	uint64_t count, page, names, pos, found = UINT64_MAX, off = 0;
+
+	if (size < 2 * w)
+		return false;
+	count = get(d, w, l->msb);
+	page = get(d + w, w, l->msb);
+	if (count > (size - 2 * w) / (3 * w))
+		return false;
+	names = 2 * w + count * 3 * w;
+	for (uint64_t i = 0; i < count && found == UINT64_MAX; i++) {
+		const unsigned char *t = d + 2 * w + i * 3 * w;
+		uint64_t start = get(t, w, l->msb), end = get(t + w, w, l->msb), pgoff = get(t + 2 * w, w, l->msb);
+
+		if (addr >= start && addr < end) {
+			found = i;
+			off = addr - start + pgoff * page;
+		}
+	}
+	if (found == UINT64_MAX)
+		return false;
+	/* the found-th name */
+	pos = names;
+	for (uint64_t i = 0; i < found; i++) {
+		const unsigned char *z = memchr(d + pos, 0, size - pos);
+
+		if (!z)
+			return false;
+		pos = (uint64_t)(z - d) + 1;
+		if (pos >= size)
+			return false;
+	}
+	{
+		const unsigned char *z = memchr(d + pos, 0, size - pos);
+		size_t n = z ? (size_t)(z - (d + pos)) : 0;
+
+		if (!z || namesize == 0)
+			return false;
+		n = MIN(n, namesize - 1);
+		memcpy(name, d + pos, n);
+		name[n] = '\0';
+	}
+	*ret_offset = off;
+	return true;
+}
+
+int coredam_elf_core_site(const void *head, size_t len, struct coredam_core_site *ret)
+{
+	const unsigned char *h = head;
+	struct coredam_core_site s = { 0 };
+	const unsigned char *file_note = NULL;
+	uint64_t off, size, end, pos, file_size = 0, entry = 0;
+	bool prstatus = false;
+	unsigned int machine;
+	struct layout l;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	r = read_ehdr(h, len, &l);
+	if (r < 0)
+		return r;
+	machine = (unsigned int)get(h + offsetof(Elf64_Ehdr, e_machine), 2, l.msb);
+	if (l.phoff + l.phnum * l.phentsize > len)
+		return -ENODATA;
+	if (first_note(h, &l, &off, &size) < 0)
+		return -EMEDIUMTYPE;
+	if (off >= len)
+		return -ENODATA;
+	end = size > len - off ? len : off + size;
+	for (pos = off; end - pos >= 12;) {
+		uint64_t namesz = get(h + pos, 4, l.msb), descsz = get(h + pos + 4, 4, l.msb);
+		uint64_t type = get(h + pos + 8, 4, l.msb);
+		uint64_t name = pos + 12, desc = name + ((namesz + 3) & ~3ULL);
+		uint64_t next = desc + ((descsz + 3) & ~3ULL);
+
+		if (next > end || next <= pos)
+			break;
+		if (namesz == 5 && memcmp(h + name, "CORE", 5) == 0) {
+			if (type == NT_PRSTATUS && !prstatus) {
+				prstatus = true;
+				s.have_pc = read_prstatus_pc(h + desc, descsz, machine, &l, &s.pc);
+			} else if (type == NT_AUXV && !entry) {
+				entry = read_auxv_entry(h + desc, descsz, &l);
+			} else if (type == NT_FILE && !file_note) {
+				file_note = h + desc;
+				file_size = descsz;
+			}
+		}
+		pos = next;
+	}
+	if (file_note) {
+		uint64_t ignored;
+
+		if (entry)
+			(void)file_of(file_note, file_size, &l, entry, s.exe, sizeof(s.exe), &ignored);
+		if (s.have_pc)
+			(void)file_of(file_note, file_size, &l, s.pc, s.file, sizeof(s.file), &s.offset);
+	}
+	*ret = s;
+	return 0;
+}

@@ -11,6 +11,7 @@
 #ifndef COREDAM_ELFCORE_H
 #define COREDAM_ELFCORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,5 +79,31 @@ struct coredam_core_creds {
  * of a layout this does not know (then *ret is all COREDAM_ELF_NO_ID).
  */
 int coredam_elf_core_creds(const void *head, size_t len, struct coredam_core_creds *ret);
+
+/*
+ * Where a process crashed, from its core's notes, for telling one crash
+ * from another (repeats.h): the executable (the NT_FILE mapping that holds
+ * AT_ENTRY) and the crashing thread's program counter (the first
+ * NT_PRSTATUS, the thread that dumped), as a file and an offset into it
+ * (the NT_FILE mapping that holds it), which address-space randomization
+ * does not move. The names are the kernel's paths of the mapped files:
+ * bytes the crashed user chose, cut at their field's size, never
+ * unescaped into a log or a path.
+ */
+struct coredam_core_site {
+	char exe[256];		/* "" when unknown */
+	char file[256];		/* the file the pc is in; "" when it is in none */
+	uint64_t offset;	/* of the pc in @file */
+	uint64_t pc;
+	bool have_pc;		/* the architecture is one this reads (x86-64, aarch64) */
+};
+
+/*
+ * Pure: read the first @len bytes of a core (@head) for its site. Returns
+ * 0 with whatever was found (a field not found is "" or have_pc false),
+ * or -EMEDIUMTYPE or -ENODATA as coredam_elf_core_size() (then *ret is
+ * zeroed): a core that says nothing cannot be told from another.
+ */
+int coredam_elf_core_site(const void *head, size_t len, struct coredam_core_site *ret);
 
 #endif

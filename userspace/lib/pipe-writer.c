@@ -244,9 +244,24 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 		if (r < 0)
 			return r;
 	}
+	if (o->prefix_len > 0) {
+		size_t n = (size_t)MIN((uint64_t)o->prefix_len, o->limit);
+
+		keep_head(o, o->prefix, n, &res);
+		res.in_bytes += n;
+		r = z ? zout_write(&zo, &w, o->prefix, n, ZSTD_e_continue) : wb_write_sparse(&w, o->prefix, n);
+		if (r < 0)
+			return r;
+		/* more read than the limit lets through: cut there, like more input past it */
+		res.truncated = n < o->prefix_len;
+	}
 	for (;;) {
-		size_t want = (size_t)MIN((uint64_t)CHUNK, o->limit - res.in_bytes);
+		/* reads end on CHUNK boundaries of the input, after a prefix too: holes stay whole */
+		size_t want = (size_t)MIN((uint64_t)(CHUNK - res.in_bytes % CHUNK), o->limit - res.in_bytes);
 		ssize_t n;
+
+		if (res.truncated)
+			break;
 
 		if (want == 0) {
 			r = more_past_limit(infd, o, &res);
@@ -368,4 +383,26 @@ int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes)
 int coredam_zstd_scan(int fd, void *head, size_t head_size, size_t *ret_head_len, uint64_t *ret_bytes)
 {
 	return zstd_stream(fd, -1, head, head_size, ret_head_len, ret_bytes);
+}
+
+int coredam_pipe_read_head(int infd, void *buf, size_t size, uint64_t deadline_usec, size_t *ret_len)
+{
+	bool timed_out = false;
+	size_t len = 0;
+
+	for (;;) {
+		size_t want = MIN(coredam_elf_head_want(buf, len), size);
+		ssize_t n;
+
+		if (want <= len)
+			break;
+		n = read_full_until(infd, (unsigned char *)buf + len, want - len, deadline_usec, &timed_out);
+		if (n < 0)
+			return (int)n;
+		len += (size_t)n;
+		if (n == 0 || timed_out || len < want)
+			break;
+	}
+	*ret_len = len;
+	return 0;
 }

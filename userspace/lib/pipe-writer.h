@@ -16,6 +16,8 @@ struct coredam_pipe_copy_opts {
 	uint64_t deadline_usec;	/* CLOCK_MONOTONIC: read no more once it has passed; 0 = none */
 	int space_fd;		/* with @space_floor: a file on the destination's file system */
 	uint64_t space_floor;	/* stop once its free space (f_bavail) is below this; 0 = never */
+	const void *prefix;	/* bytes of the input already read (coredam_pipe_read_head()), */
+	size_t prefix_len;	/* copied before anything more is read */
 };
 
 struct coredam_pipe_copy_result {
@@ -45,6 +47,16 @@ struct coredam_pipe_copy_result {
 #define COREDAM_PIPE_SPACE_EVERY (16ULL << 20)
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret);
+
+/*
+ * Read the start of a core from @infd into @buf (@size bytes, at least
+ * COREDAM_ELF_KEEP_MAX to read all coredam_elf_head_want() may ask for)
+ * until coredam_elf_head_want() wants no more, the input ends, or
+ * @deadline_usec (CLOCK_MONOTONIC, 0 = none) passes. The bytes read go to
+ * coredam_pipe_copy() as its prefix. 0 and their count in *@ret_len, or
+ * -errno.
+ */
+int coredam_pipe_read_head(int infd, void *buf, size_t size, uint64_t deadline_usec, size_t *ret_len);
 
 /* zstd stream @infd -> @outfd; returns the decompressed size in *ret_bytes. */
 int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes);
