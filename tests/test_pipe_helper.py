@@ -9,7 +9,7 @@ import json
 import re
 
 from harness.parsers import name_values
-from harness.setups import PIPE, TEST_CONF
+from harness.setups import ALL_CORES, PIPE, TEST_CONF
 
 MB = 8
 PAGES = MB * 1024 * 1024 // 4096
@@ -193,7 +193,7 @@ WaitTimeout=0
 [Pipe]
 Compress=yes
 CompressLevel=1
-"""
+""" + ALL_CORES.lstrip("\n")
 
 FALLBACK = LIB + r"""
 # no agent: the cgroup exists (a service manager made it), the budget is the configuration's
@@ -208,7 +208,7 @@ for f in /scratch/cores/core.*.zst; do
 done
 # now a timeout: one slot, 300 ms to get it, three big dumps at once
 rm -rf /scratch/cores/*
-printf '[Limits]\nConcurrency=1\nWaitTimeout=300ms\n' > /etc/coredam/coredam.conf
+printf '[Limits]\nConcurrency=1\nWaitTimeout=300ms\n[Repeats]\nKeep=infinity\n' > /etc/coredam/coredam.conf
 rm -f /run/coredam/pipe/stats
 storm 3 48
 wait_cores 1
@@ -217,6 +217,23 @@ collect2() {
     cp /run/coredam/pipe/stats $RESULTS/stats2.txt
 }
 collect2
+# repeats, as shipped ([Repeats] Keep=2): five identical crashes at once, then one by another signal
+waitfor 120 "the timeout storm's helpers" no_helper
+rm -rf /scratch/cores/* /run/coredam/pipe/stats
+printf '[Limits]\nConcurrency=1\nWaitTimeout=0\n' > /etc/coredam/coredam.conf
+storm 5 {mb}
+crasher -m {mb} -s 6 || true
+wait_cores 3
+ls -la /scratch/cores > $RESULTS/ls3.txt
+cp /run/coredam/pipe/stats $RESULTS/stats3.txt
+cp /run/coredam/pipe/repeats $RESULTS/repeats3.txt
+for m in /scratch/cores/*.json; do cat "$m" >> "$RESULTS/meta3.json"; done
+for f in /scratch/cores/core.*; do
+    case $f in *.json) ;; *) corecheck $f >> $RESULTS/cores3.json || true ;; esac
+done
+coredamctl status > $RESULTS/status3.txt 2>&1 || true
+coredamctl status --json > $RESULTS/status3.json 2>&1 || true
+command -v crasher > $RESULTS/crasher.path
 """ % PATTERN
 
 
@@ -249,13 +266,38 @@ def test_fallback_without_agent_compress_and_timeout(boot):
     assert len(cores2) == st2["completed"], res.text("ls2.txt")
     assert ".tmp" not in res.text("ls2.txt")
 
+    # repeats: of five identical crashes the first two were stored, three skipped before
+    # they queued; the crash by another signal is another signature, stored
+    st3 = name_values(res.text("stats3.txt"))
+    assert st3["started"] == 6 and st3["completed"] == 3 and st3["skipped_repeat"] == 3, st3
+    assert st3["admitted"] == 3 and st3["skipped_timeout"] == 0, st3
+    ms3 = [json.loads(line) for line in res.text("meta3.json").splitlines() if line.strip()]
+    assert sorted(m["signal"] for m in ms3) == [6, 11, 11], ms3
+    cores3 = res.json_lines("cores3.json")
+    assert len(cores3) == 3, res.text("ls3.txt")
+    assert all(c["valid"] and c["complete"] and c["pattern_pages"] == PAGES for c in cores3), cores3
+    crasher = res.text("crasher.path").strip()
+    status3 = json.loads(res.text("status3.json"))
+    assert status3["pipe_helper"]["skipped_repeat"] == 3, status3["pipe_helper"]
+    reps = {r["crash"].split(" at ")[0]: r for r in status3["repeats"]}
+    assert set(reps) == {f"{crasher} SIGSEGV", f"{crasher} SIGABRT"}, status3["repeats"]
+    segv = reps[f"{crasher} SIGSEGV"]
+    assert segv["kept"] == 2 and segv["skipped"] == 3, segv
+    # the place is a file and an offset in it (where raise() is), not an address
+    assert re.search(r" at /\S+\+0x[0-9a-f]+$", segv["crash"]), segv
+    assert reps[f"{crasher} SIGABRT"]["kept"] == 1 and reps[f"{crasher} SIGABRT"]["skipped"] == 0
+    assert f"2 kept, 3 skipped as repeats of {crasher} SIGSEGV at " in res.text("status3.txt"), \
+        res.text("status3.txt")
+    # the 1st and 2nd skip of a signature are logged, the 3rd is not
+    assert dmesg.count(f"skipped: a repeat of {crasher} SIGSEGV") == 2, dmesg[-3000:]
+
 
 HOSTILE_CONF = """\
 [Cgroup]
 Path=/coredump.slice
 [Limits]
 Concurrency=2
-"""
+""" + ALL_CORES.lstrip("\n")
 
 HOSTILE = LIB + r"""
 mkdir -p /sys/fs/cgroup/coredump.slice
@@ -370,7 +412,7 @@ Concurrency=1
 [Pipe]
 CoreSizeMax=32M
 CoreTimeMax=10s
-"""
+""" + ALL_CORES.lstrip("\n")
 
 CAPS = LIB + r"""
 mkdir -p /sys/fs/cgroup/coredump.slice
@@ -456,7 +498,7 @@ Path=/coredump.slice
 Concurrency=1
 QueueCap=3
 WaitTimeout=10min
-"""
+""" + ALL_CORES.lstrip("\n")
 
 FAIR = LIB + r"""
 mkdir -p /sys/fs/cgroup/coredump.slice
@@ -516,7 +558,7 @@ Path=/coredump.slice
 Concurrency=1
 [Space]
 FreeSpaceFloor=100M
-"""
+""" + ALL_CORES.lstrip("\n")
 
 SPACE = LIB + r"""
 mkdir -p /sys/fs/cgroup/coredump.slice

@@ -73,12 +73,20 @@ QueueCap=@QUEUE_CAP@
 FreeSpaceFloor=200M
 """
 
+# A storm of one crasher is one crash signature: coredam-pipe would keep two
+# of its cores ([Repeats] Keep=2, the default) and skip the rest. The storms
+# measure writing every core, as the kernel path does.
+ALL_CORES = """
+[Repeats]
+Keep=infinity
+"""
+
 PIPE = """
 [Pipe]
 SetCorePattern=yes
 Program=/usr/sbin/coredam-pipe
 Directory=/scratch/cores
-"""
+""" + ALL_CORES.lstrip("\n")
 
 ADAPTIVE = """
 [Agent]

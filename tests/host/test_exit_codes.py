@@ -405,7 +405,8 @@ TABLE = {
     "c-doctor-no-proc": row("coredamctl", "doctor", no_proc_sys_kernel, 1, "[FAIL] {proc}/sys/kernel"),
 
     # coredam-pipe(8), EXIT STATUS: 0 stored, 1 write failed, 2 usage, 3
-    # dropped, 4 RLIMIT_CORE, 5 destination refused, 6 below the floor;
+    # dropped, 4 RLIMIT_CORE, 5 destination refused, 6 below the floor, 7 a
+    # repeat;
     # --check and --decompress use 0, 5 and 1
     "p-help": row("coredam-pipe", "--help", healthy, 0, "Usage: coredam-pipe"),
     "p-version": row("coredam-pipe", "--version", healthy, 0, "coredam-pipe "),
@@ -492,7 +493,7 @@ def test_coredamd_clean_shutdown_exits_0(bins, tmp_path):
 def test_table_covers_every_documented_code():
     """Each program's table rows reach every exit code its man page lists but the left-out ones."""
     documented = {"coredamd": set(range(8)), "coredamctl": set(range(5)),
-                  # 3, 4 and 6 only on the helper's dump path (see the module's docstring)
+                  # 3, 4, 6 and 7 only on the helper's dump path (see the module's docstring)
                   "coredam-pipe": {0, 1, 2, 5}}
     for program, codes in documented.items():
         reached = {t.code for t in TABLE.values() if t.program == program}

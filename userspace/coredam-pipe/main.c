@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "escape.h"
 #include "config.h"
 #include "elfcore.h"
 #include "log.h"
@@ -32,6 +33,7 @@
 #include "pipe-state.h"
 #include "pipe-queue.h"
 #include "pipe-writer.h"
+#include "repeats.h"
 #include "roots.h"
 #include "sandbox.h"
 #include "sched-util.h"
@@ -238,8 +240,8 @@ static void write_meta(const struct coredam_pipe_args *a, int dirfd, const struc
  * the stream ended before its ELF headers said it would.
  */
 static int store(const struct coredam_config *cfg, const struct coredam_pipe_args *a, int dirfd,
-		 uint64_t space_floor, struct coredam_core_meta *m, char *final, size_t finalsize,
-		 struct coredam_pipe_copy_result *res, uint64_t *ret_expected)
+		 uint64_t space_floor, const void *prefix, size_t prefix_len, struct coredam_core_meta *m,
+		 char *final, size_t finalsize, struct coredam_pipe_copy_result *res, uint64_t *ret_expected)
 {
 	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);	/* pages touched only as headers arrive */
 	struct coredam_pipe_copy_opts o = {
@@ -251,6 +253,8 @@ static int store(const struct coredam_config *cfg, const struct coredam_pipe_arg
 		.head_size = head ? COREDAM_ELF_KEEP_MAX : 0,
 		.space_fd = dirfd,
 		.space_floor = space_floor,
+		.prefix = prefix,
+		.prefix_len = prefix_len,
 	};
 	struct coredam_pipe_files files;
 	_cleanup_close_ int fd = -1;
@@ -327,6 +331,8 @@ struct helper {
 	char config[PATH_MAX];
 	const char *config_dir;
 	char cg[PATH_MAX];
+	void *pre;		/* the core's start, read to tell a repeat ([Repeats]) */
+	size_t pre_len;
 	int dirfd;
 	bool decompress, check;
 };
@@ -335,6 +341,7 @@ static void helper_done(struct helper *h)
 {
 	coredam_pipe_release(&h->q);
 	closep(&h->dirfd);
+	freep(&h->pre);
 }
 
 /* Count the outcome and return @status; helper_done() gives the queue place back. */
@@ -499,6 +506,66 @@ static int arrive(struct helper *h)
 	return -1;
 }
 
+/*
+ * A power of two: the skips of a signature that are logged (1st, 2nd, 4th,
+ * ...), so that a storm of one crash writes a few lines, not one a crash.
+ */
+static bool log_this_skip(uint64_t n)
+{
+	return n > 0 && (n & (n - 1)) == 0;
+}
+
+/*
+ * 3b. A repeat ([Repeats])? The start of the core (headers and the first
+ * notes, kept for the writer) says where the process crashed; the first
+ * Keep= cores of that signature in every Interval= go on, the rest are
+ * skipped before they take a place in the queue. Anything that fails here
+ * keeps the core: this only ever saves disk. -1 to go on, else the exit
+ * status of a skipped repeat.
+ */
+#define HEAD_READ_USEC (10 * 1000000ULL)
+static int check_repeat(struct helper *h)
+{
+	const struct coredam_pipe_args *a = &h->a;
+	struct coredam_core_site site;
+	struct coredam_repeat_key key;
+	struct coredam_repeat_entry e;
+	char label[COREDAM_ESCAPE_SIZE(COREDAM_REPEAT_LABEL_MAX)];
+	int r;
+
+	if (h->cfg.repeat_keep == 0)
+		return -1;
+	h->pre = malloc(COREDAM_ELF_KEEP_MAX);	/* pages touched only as headers arrive */
+	if (!h->pre)
+		return -1;
+	r = coredam_pipe_read_head(STDIN_FILENO, h->pre, COREDAM_ELF_KEEP_MAX,
+				   now_usec(CLOCK_MONOTONIC) + HEAD_READ_USEC, &h->pre_len);
+	if (r < 0) {
+		log_full(LOG_WARNING, "core of pid %d: reading its start failed (%s): not checked for repeats",
+			 (int)a->pid, strerror(-r));
+		return -1;
+	}
+	r = coredam_elf_core_site(h->pre, h->pre_len, &site);
+	coredam_repeat_key(r < 0 ? NULL : &site, a->signal, a->comm, &key);
+	r = coredam_repeats_check(h->roots.state, &key, h->cfg.repeat_keep, h->cfg.repeat_interval_usec, &e);
+	if (r < 0) {
+		log_full(LOG_WARNING, "core of pid %d: repeat table in %s/pipe unusable (%s): not checked for repeats",
+			 (int)a->pid, h->roots.state, strerror(-r));
+		return -1;
+	}
+	coredam_escape(key.label, 0, label, sizeof(label));
+	if (r > 0) {
+		log_full(LOG_DEBUG, "core of pid %d: signature %016" PRIx64 " (%s), %" PRIu32 " of %" PRIu32 " kept this interval",
+			 (int)a->pid, key.hash, label, e.window_kept, h->cfg.repeat_keep);
+		return -1;
+	}
+	if (log_this_skip(e.skipped))
+		log_full(LOG_NOTICE,
+			 "core of pid %d (uid %u, signal %d) skipped: a repeat of %s; %" PRIu64 " kept, %" PRIu64 " skipped as repeats so far ([Repeats] Keep=%" PRIu32 ")",
+			 (int)a->pid, (unsigned)a->uid, a->signal, label, e.kept, e.skipped, h->cfg.repeat_keep);
+	return drop(h, COREDAM_PIPE_SKIPPED_REPEAT, COREDAM_PIPE_EXIT_REPEAT);
+}
+
 /* Why a dump got no slot, with the budget that decided it. */
 static void log_not_admitted(const struct helper *h, enum coredam_pipe_wait_result wr, uint32_t ahead)
 {
@@ -603,7 +670,8 @@ static int write_core(struct helper *h)
 	uint64_t expected = 0;
 	int r, status;
 
-	r = store(&h->cfg, a, h->dirfd, h->space.floor_bytes, &h->m, final, sizeof(final), &res, &expected);
+	r = store(&h->cfg, a, h->dirfd, h->space.floor_bytes, h->pre, h->pre_len, &h->m, final, sizeof(final), &res,
+		  &expected);
 	coredam_pipe_release(&h->q);
 	status = coredam_pipe_outcome_stored(&h->out, r, &res, expected);
 	if (r >= 0 && status != COREDAM_PIPE_EXIT_STORED)
@@ -661,6 +729,9 @@ int main(int argc, char **argv)
 	count(h.roots.state, COREDAM_PIPE_STARTED, 1);
 
 	r = arrive(&h);
+	if (r >= 0)
+		return r;
+	r = check_repeat(&h);
 	if (r >= 0)
 		return r;
 	r = take_slot(&h);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* What status and watch show: the kernel, the cgroup, the agent, the dumps. */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "control.h"
@@ -36,6 +37,32 @@ const char *ctl_agent_field(const struct ctl_status *s, enum coredam_status_fiel
 	return coredam_status_value(&s->agent, f, buf, size) >= 0 ? buf : none;
 }
 
+static int by_skipped(const void *a, const void *b)
+{
+	const struct coredam_repeat_entry *x = a, *y = b;
+
+	if (x->skipped != y->skipped)
+		return x->skipped < y->skipped ? 1 : -1;
+	return x->kept < y->kept ? 1 : x->kept > y->kept ? -1 : 0;
+}
+
+/* coredam-pipe's crash signatures (root's file), most skipped first */
+static void read_repeats(struct ctl *c, struct ctl_status *s)
+{
+	s->repeats = calloc(1, sizeof(*s->repeats));
+	if (!s->repeats) {
+		s->repeats_error = -ENOMEM;
+		return;
+	}
+	s->repeats_error = coredam_repeats_read(c->roots.state, s->repeats);
+	if (s->repeats_error < 0) {
+		free(s->repeats);
+		s->repeats = NULL;
+		return;
+	}
+	qsort(s->repeats->e, s->repeats->n, sizeof(s->repeats->e[0]), by_skipped);
+}
+
 static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 {
 	char buf[PATH_MAX];
@@ -53,6 +80,7 @@ static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 	    coredam_pipe_stats_as_kernel(c->roots.state, &s->stats) == 0)
 		s->have_stats = s->stats_from_pipe = true;
 	coredam_sysctl_read(&c->roots, "kernel.core_pattern", s->core_pattern, sizeof(s->core_pattern));
+	read_repeats(c, s);
 	if (s->kern.core_cgroup)
 		coredam_sysctl_read(&c->roots, "kernel.core_cgroup", s->core_cgroup, sizeof(s->core_cgroup));
 
@@ -114,6 +142,8 @@ void ctl_status_free(struct ctl_status *s)
 {
 	free(s->dumps);
 	free(s->rates);
+	free(s->repeats);
 	s->dumps = NULL;
 	s->rates = NULL;
+	s->repeats = NULL;
 }

@@ -11,6 +11,7 @@
 #include "control.h"
 #include "dumps.h"
 #include "pipe-state.h"
+#include "repeats.h"
 #include "roots.h"
 #include "status.h"
 #include "sysctl.h"
@@ -56,6 +57,8 @@ struct ctl_status {
 	struct coredam_dump *dumps;
 	size_t n_dumps;
 	double *rates;			/* bytes/s per dump, sampled over a short interval */
+	struct coredam_repeats *repeats;	/* coredam-pipe's crash signatures, most skipped first; NULL: none */
+	int repeats_error;		/* why they could not be read (-EACCES for a user), -errno */
 };
 
 /*

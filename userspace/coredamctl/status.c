@@ -126,6 +126,33 @@ static json_t *pipe_json(const struct ctl_status *s)
 	return built(o, r);
 }
 
+/* "repeats": coredam-pipe's crash signatures, most skipped first; null when unreadable */
+static json_t *repeats_json(const struct ctl_status *s)
+{
+	json_t *a;
+	int r = 0;
+
+	if (!s->repeats)
+		return json_null();
+	a = json_array();
+	for (size_t i = 0; i < s->repeats->n && a; i++) {
+		const struct coredam_repeat_entry *e = &s->repeats->e[i];
+		json_t *o = json_object();
+		char hash[20];
+		int ro = o ? 0 : -1;
+
+		snprintf(hash, sizeof(hash), "%016" PRIx64, e->hash);
+		if (o) {
+			ro |= json_object_set_new(o, "signature", json_string(hash));
+			ro |= json_object_set_new(o, "crash", coredam_json_text(e->label));
+			ro |= json_object_set_new(o, "kept", coredam_json_u64(e->kept));
+			ro |= json_object_set_new(o, "skipped", coredam_json_u64(e->skipped));
+		}
+		r |= json_array_append_new(a, built(o, ro));
+	}
+	return built(a, r);
+}
+
 /* "dumps": one object per dump in progress; the rate in whole bytes/s */
 static json_t *dumps_json(const struct ctl_status *s)
 {
@@ -171,6 +198,7 @@ static int print_json(const struct ctl *c, struct ctl_status *s)
 	r |= json_object_set_new(o, "memory_high", coredam_json_text(s->memory_high));
 	r |= json_object_set_new(o, "counters", counters_json(s));
 	r |= json_object_set_new(o, "pipe_helper", pipe_json(s));
+	r |= json_object_set_new(o, "repeats", repeats_json(s));
 	r |= json_object_set_new(o, "dumps", dumps_json(s));
 	if (r < 0)
 		return -ENOMEM;
@@ -278,9 +306,10 @@ static void print_counters(struct ctl *c, struct ctl_status *s)
 			const uint64_t *p = s->pipe.v;
 
 			printf("              helper: not stored: rlimit %" PRIu64 ", destination/state errors %" PRIu64
-			       ", below the space floor %" PRIu64 "; cut at RLIMIT_CORE or a cap %" PRIu64 "; %s read, %s on disk\n",
+			       ", below the space floor %" PRIu64 ", repeats %" PRIu64 "; cut at RLIMIT_CORE or a cap %" PRIu64
+			       "; %s read, %s on disk\n",
 			       p[COREDAM_PIPE_SKIPPED_RLIMIT], p[COREDAM_PIPE_SKIPPED_ERROR], p[COREDAM_PIPE_SKIPPED_SPACE],
-			       p[COREDAM_PIPE_TRUNCATED],
+			       p[COREDAM_PIPE_SKIPPED_REPEAT], p[COREDAM_PIPE_TRUNCATED],
 			       format_size(b1, sizeof(b1), p[COREDAM_PIPE_BYTES]),
 			       format_size(b2, sizeof(b2), p[COREDAM_PIPE_BYTES_DISK]));
 		}
@@ -295,6 +324,36 @@ static void print_counters(struct ctl *c, struct ctl_status *s)
 	} else {
 		printf("Counters:     unavailable (no kernel.core_dump_stats, and coredam-pipe has not run)\n");
 	}
+}
+
+/*
+ * The crash signatures that had repeats skipped, most first, five at most:
+ * "1 kept, 1187 skipped as repeats of /usr/sbin/apache2 SIGSEGV at ...".
+ */
+#define REPEATS_SHOWN 5
+static void print_repeats(struct ctl_status *s)
+{
+	char e[COREDAM_ESCAPE_SIZE(COREDAM_REPEAT_LABEL_MAX)];
+	size_t shown = 0, with = 0;
+
+	if (!s->repeats) {
+		if (s->repeats_error == -EACCES)
+			printf("Repeats:      (root only)\n");
+		return;
+	}
+	for (size_t i = 0; i < s->repeats->n; i++)
+		with += s->repeats->e[i].skipped > 0;
+	for (size_t i = 0; i < s->repeats->n && shown < REPEATS_SHOWN; i++) {
+		const struct coredam_repeat_entry *r = &s->repeats->e[i];
+
+		if (!r->skipped)
+			continue;
+		printf("%s%" PRIu64 " kept, %" PRIu64 " skipped as repeats of %s\n", shown ? "              " : "Repeats:      ",
+		       r->kept, r->skipped, coredam_escape(r->label, 0, e, sizeof(e)));
+		shown++;
+	}
+	if (with > shown)
+		printf("              and %zu more crash signatures (coredamctl status --json)\n", with - shown);
 }
 
 /* The dumps in progress, one line each. */
@@ -347,6 +406,7 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 			p++;
 	}
 	print_counters(c, s);
+	print_repeats(s);
 	print_dumps(s);
 }
 

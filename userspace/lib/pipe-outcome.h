@@ -26,6 +26,7 @@ enum coredam_pipe_exit {
 	COREDAM_PIPE_EXIT_RLIMIT = 4,	/* RLIMIT_CORE of the crashed process disables dumping */
 	COREDAM_PIPE_EXIT_DEST = 5,	/* the destination directory failed its checks */
 	COREDAM_PIPE_EXIT_SPACE = 6,	/* the destination below its free-space floor on arrival */
+	COREDAM_PIPE_EXIT_REPEAT = 7,	/* a repeat of a crash whose cores were kept ([Repeats]) */
 };
 
 /* The counters (COREDAM_PIPE_*) one crash adds 1 to, and the bytes it adds. */

@@ -61,8 +61,8 @@ int coredam_pipe_dir_lock(int dirfd, int op, int *ret_fd)
 
 const char *const coredam_pipe_stat_names[COREDAM_PIPE_STATS_N] = {
 	"started", "admitted", "completed", "failed", "skipped_full", "skipped_timeout",
-	"skipped_killed", "skipped_rlimit", "skipped_error", "skipped_space", "uncharged", "truncated",
-	"bytes", "bytes_disk",
+	"skipped_killed", "skipped_rlimit", "skipped_error", "skipped_space", "skipped_repeat", "uncharged",
+	"truncated", "bytes", "bytes_disk",
 };
 
 int coredam_pipe_stats_parse(const char *text, struct coredam_pipe_stats *ret)
@@ -163,7 +163,8 @@ int coredam_pipe_stats_as_kernel(const char *state_dir, struct coredam_stats *re
 	k.v[COREDAM_STAT_STARTED] = p.v[COREDAM_PIPE_STARTED] - MIN(p.v[COREDAM_PIPE_STARTED],
 								    p.v[COREDAM_PIPE_SKIPPED_RLIMIT] +
 									    p.v[COREDAM_PIPE_SKIPPED_ERROR] +
-									    p.v[COREDAM_PIPE_SKIPPED_SPACE]);
+									    p.v[COREDAM_PIPE_SKIPPED_SPACE] +
+									    p.v[COREDAM_PIPE_SKIPPED_REPEAT]);
 	k.v[COREDAM_STAT_ADMITTED] = p.v[COREDAM_PIPE_ADMITTED];
 	/* a truncated core was counted completed too: move it to failed_limit */
 	k.v[COREDAM_STAT_FAILED_LIMIT] = MIN(p.v[COREDAM_PIPE_TRUNCATED], p.v[COREDAM_PIPE_COMPLETED]);

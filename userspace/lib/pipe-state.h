@@ -22,6 +22,7 @@ enum {
 	COREDAM_PIPE_SKIPPED_RLIMIT,	/* RLIMIT_CORE below a page: dumping disabled */
 	COREDAM_PIPE_SKIPPED_ERROR,	/* no valid destination, state dir or queue unusable */
 	COREDAM_PIPE_SKIPPED_SPACE,	/* the destination below [Space] FreeSpaceFloor= on arrival */
+	COREDAM_PIPE_SKIPPED_REPEAT,	/* a repeat of a crash signature whose cores were kept ([Repeats]) */
 	COREDAM_PIPE_UNCHARGED,		/* could not join the dump cgroup (still written) */
 	COREDAM_PIPE_TRUNCATED,		/* completed, but cut at RLIMIT_CORE, a [Pipe] cap or the
 					   free-space floor (stored as .incomplete) */
