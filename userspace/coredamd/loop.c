@@ -252,6 +252,7 @@ static void write_metrics(struct agent *a)
 	a->m.budget = a->budget;
 	a->m.have_stats = a->have_last_stats;
 	a->m.stats = a->last_stats;
+	a->m.have_pipe = a->stats_from_pipe && coredam_pipe_stats_read(a->roots.state, &a->m.pipe) == 0;
 	r = coredam_metrics_format(&a->m, buf, sizeof(buf));
 	if (r >= 0)
 		r = coredam_metrics_write(a->cfg.metrics_file, buf);

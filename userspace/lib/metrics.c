@@ -119,6 +119,25 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 			snprintf(name, sizeof(name), "dumps_%s%s", coredam_stat_names[i], gauge ? "" : "_total");
 		metric_u(&w, name, gauge ? "gauge" : "counter", help[i], m->stats.v[i]);
 	}
+	if (m->have_pipe) {
+		static const struct { int stat; const char *label; } pipe_skips[] = {
+			{ COREDAM_PIPE_SKIPPED_RLIMIT, "rlimit" }, { COREDAM_PIPE_SKIPPED_ERROR, "error" },
+			{ COREDAM_PIPE_SKIPPED_SPACE, "space" }, { COREDAM_PIPE_SKIPPED_REPEAT, "repeat" },
+		};
+
+		strbuf_printf(&w, "# HELP coredam_pipe_skipped_total Crashes coredam-pipe did not store before "
+			"they queued, by reason: rlimit (RLIMIT_CORE disables dumping), error (destination or state "
+			"directory unusable), space (below the free-space floor), repeat (a repeat of a crash "
+			"signature whose cores were kept).\n# TYPE coredam_pipe_skipped_total counter\n");
+		for (size_t i = 0; i < ELEMENTSOF(pipe_skips); i++)
+			strbuf_printf(&w, "coredam_pipe_skipped_total{reason=\"%s\"} %" PRIu64 "\n", pipe_skips[i].label,
+				      m->pipe.v[pipe_skips[i].stat]);
+		metric_u(&w, "pipe_truncated_total", "counter",
+			 "Cores coredam-pipe cut at RLIMIT_CORE, a [Pipe] cap or the free-space floor.",
+			 m->pipe.v[COREDAM_PIPE_TRUNCATED]);
+		metric_u(&w, "pipe_read_bytes_total", "counter", "Core bytes coredam-pipe read from the kernel.",
+			 m->pipe.v[COREDAM_PIPE_BYTES]);
+	}
 	strbuf_printf(&w, "# HELP coredam_mode Budget mode (label), value 1.\n# TYPE coredam_mode gauge\n"
 		 "coredam_mode{mode=\"%s\"} 1\n", coredam_mode_str(m->mode));
 	metric_u(&w, "write_bandwidth_bytes_per_second", "gauge",

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "budget.h"
+#include "pipe-state.h"
 #include "sysctl.h"
 
 struct coredam_metrics {
@@ -24,6 +25,8 @@ struct coredam_metrics {
 	uint64_t space_low_episodes;
 	uint64_t incomplete_marked;
 	uint32_t dumps_writing, dumps_waiting;
+	bool have_pipe;			/* stock kernel: coredam-pipe's own counters besides */
+	struct coredam_pipe_stats pipe;
 };
 
 /* Prometheus text exposition format, version 0.0.4. */

@@ -78,3 +78,28 @@ TEST(metrics_output)
 	free(s);
 	CHECK_ERRNO(coredam_metrics_write(tpath("nodir/metrics.prom"), buf), -ENOENT);
 }
+
+/* A stock kernel's coredam-pipe: what it skipped before the queue, by reason, besides the kernel's names. */
+TEST(metrics_pipe_helper_counters)
+{
+	struct coredam_metrics m = { .have_stats = true };
+	char buf[16384];
+
+	CHECK(coredam_metrics_format(&m, buf, sizeof(buf)) > 0);
+	CHECK(!strstr(buf, "coredam_pipe_"));
+	m.have_pipe = true;
+	m.pipe.v[COREDAM_PIPE_SKIPPED_RLIMIT] = 1;
+	m.pipe.v[COREDAM_PIPE_SKIPPED_ERROR] = 2;
+	m.pipe.v[COREDAM_PIPE_SKIPPED_SPACE] = 3;
+	m.pipe.v[COREDAM_PIPE_SKIPPED_REPEAT] = 1187;
+	m.pipe.v[COREDAM_PIPE_TRUNCATED] = 5;
+	m.pipe.v[COREDAM_PIPE_BYTES] = 6;
+	CHECK(coredam_metrics_format(&m, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "# TYPE coredam_pipe_skipped_total counter\n"
+			  "coredam_pipe_skipped_total{reason=\"rlimit\"} 1\n"
+			  "coredam_pipe_skipped_total{reason=\"error\"} 2\n"
+			  "coredam_pipe_skipped_total{reason=\"space\"} 3\n"
+			  "coredam_pipe_skipped_total{reason=\"repeat\"} 1187\n"));
+	CHECK(strstr(buf, "# TYPE coredam_pipe_truncated_total counter\ncoredam_pipe_truncated_total 5\n"));
+	CHECK(strstr(buf, "coredam_pipe_read_bytes_total 6\n"));
+}
