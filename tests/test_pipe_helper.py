@@ -191,6 +191,7 @@ Path=/coredump.slice
 Concurrency=1
 WaitTimeout=0
 [Pipe]
+Directory=/scratch/cores
 Compress=yes
 CompressLevel=1
 """ + ALL_CORES.lstrip("\n")
@@ -206,6 +207,15 @@ for f in /scratch/cores/core.*.zst; do
     coredam-pipe --decompress < $f > /tmp/core
     corecheck /tmp/core | sed "s|/tmp/core|$f|" >> $RESULTS/cores.json || true
 done
+# the kept cores as coredamctl shows them; one written out, decompressed
+coredamctl list --json > $RESULTS/list.json 2> $RESULTS/list.err || true
+coredamctl list > $RESULTS/list.txt 2>&1 || true
+first=$(ls /scratch/cores/core.*.zst | head -1)
+pid=$(basename $first | cut -d. -f3)
+echo $pid > $RESULTS/info.pid
+coredamctl info $pid > $RESULTS/info.txt 2>&1 || true
+coredamctl dump -o /tmp/dumped $pid && coredam-pipe --decompress < $first | cmp - /tmp/dumped \
+    && echo same > $RESULTS/dump.cmp
 # now a timeout: one slot, 300 ms to get it, three big dumps at once
 rm -rf /scratch/cores/*
 printf '[Limits]\nConcurrency=1\nWaitTimeout=300ms\n[Repeats]\nKeep=infinity\n' > /etc/coredam/coredam.conf
@@ -253,6 +263,16 @@ def test_fallback_without_agent_compress_and_timeout(boot):
     st = stats(res)
     assert st["completed"] == 4 and st["bytes"] == sum(m["size"] for m in ms), st
     assert st["bytes_disk"] == sum(m["disk_size"] for m in ms), st
+    # coredamctl list, info and dump: what the metadata says, the core as it was sent
+    listed = json.loads(res.text("list.json"))
+    assert sorted(c["pid"] for c in listed) == sorted(m["pid"] for m in ms), listed
+    assert all(c["state"] == "complete" and c["compression"] == "zstd" and c["signal"] == 11 for c in listed)
+    assert [c["time"] for c in listed] == sorted(c["time"] for c in listed)
+    assert res.text("list.txt").count("complete,zstd") == 4, res.text("list.txt")
+    info = res.text("info.txt")
+    assert f"       PID: {res.text('info.pid').strip()}\n" in info, info
+    assert re.search(r"   Crashed: /\S*crasher SIGSEGV at /\S+\+0x[0-9a-f]+\n", info), info
+    assert res.text("dump.cmp").strip() == "same"
 
     # the timeout: whatever did not get the slot in 300 ms was dropped, said why, and left no file
     st2 = {k: int(v) for k, v in (line.split() for line in res.text("stats2.txt").splitlines())}

@@ -278,6 +278,21 @@ def world_writable_dir(r: FakeRoot):
     d.chmod(0o777)
 
 
+KEPT_META = ('{"core":"core.crasher.42.100","pid":42,"uid":1000,"gid":1000,"signal":11,"time":100,'
+             '"comm":"crasher","size":7,"disk_size":7,"compression":"none","truncated":false}\n')
+
+
+def kept_core(r: FakeRoot):
+    """One core coredam-pipe kept, with its metadata."""
+    r.write("cores/core.crasher.42.100", "a core\n")
+    r.write("cores/core.crasher.42.100.json", KEPT_META)
+
+
+def cores_dir_is_a_file(r: FakeRoot):
+    r.write("plainfile", "")
+    r.configure("[Pipe]", f"Directory={r.tmp}/plainfile")
+
+
 def zstd_stdin(r: FakeRoot):
     r.stdin = zstd_frame(b"a core\n")
 
@@ -403,6 +418,19 @@ TABLE = {
     "c-doctor-cgroup-v1": row("coredamctl", "doctor", cgroup_v1_only, 1, "[FAIL] cgroup v1 only"),
     "c-doctor-no-io": row("coredamctl", "doctor", no_io_controller, 1, "controller io not available"),
     "c-doctor-no-proc": row("coredamctl", "doctor", no_proc_sys_kernel, 1, "[FAIL] {proc}/sys/kernel"),
+    "c-list-none": row("coredamctl", "list", healthy, 0, "No cores kept in {cores}."),
+    "c-list": row("coredamctl", "list", kept_core, 0, "SIGSEGV"),
+    "c-list-json": row("coredamctl", "list --json", kept_core, 0, '"state": "complete"'),
+    "c-list-extra": row("coredamctl", "list extra", healthy, 2, 'unexpected argument "extra"'),
+    "c-list-not-a-dir": row("coredamctl", "list", cores_dir_is_a_file, 1, "Not a directory"),
+    "c-info": row("coredamctl", "info 42", kept_core, 0, "   Command: crasher"),
+    "c-info-by-name": row("coredamctl", "info core.crasher.42.100", kept_core, 0, "       PID: 42"),
+    "c-info-none": row("coredamctl", "info 43", kept_core, 1, "no core 43 kept in {cores}"),
+    "c-info-no-id": row("coredamctl", "info", kept_core, 2, "which core?"),
+    "c-dump": row("coredamctl", "dump 42", kept_core, 0, "a core"),
+    "c-dump-to-file": row("coredamctl", "dump -o {tmp}/out 42", kept_core, 0, ""),
+    "c-dump-no-overwrite": row("coredamctl", "dump -o {cores}/core.crasher.42.100 42", kept_core, 1,
+                               "File exists"),
 
     # coredam-pipe(8), EXIT STATUS: 0 stored, 1 write failed, 2 usage, 3
     # dropped, 4 RLIMIT_CORE, 5 destination refused, 6 below the floor, 7 a

@@ -94,5 +94,8 @@ int cmd_watch(struct ctl *c, int argc, char **argv);
 int cmd_set(struct ctl *c, int argc, char **argv);
 int cmd_reload(struct ctl *c, int argc, char **argv);
 int cmd_doctor(struct ctl *c, int argc, char **argv);
+int cmd_list(struct ctl *c, int argc, char **argv);
+int cmd_info(struct ctl *c, int argc, char **argv);
+int cmd_dump(struct ctl *c, int argc, char **argv);
 
 #endif

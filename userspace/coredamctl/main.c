@@ -49,6 +49,30 @@ static const struct ctl_command {
 	  "0 applied, 1 refused (or no telling whether the agent\n"
 	  "runs), 3 the agent is not running, 4 only root may ask it",
 	  cmd_reload },
+	{ "list", "[--json]", "the cores kept, oldest first",
+	  "List the cores coredam-pipe kept in [Pipe] Directory=, oldest first: time,\n"
+	  "pid, uid, signal, size, state (complete, incomplete, missing; zstd when\n"
+	  "compressed) and the command, from the metadata stored beside each core.\n"
+	  "Repeats of a crash skipped by [Repeats] are counted in status, not listed.\n",
+	  "  -j, --json          one JSON array\n",
+	  "0 listed (none too), 1 the directory could not be read, 4 only root may read it",
+	  cmd_list },
+	{ "info", "ID", "one kept core in detail",
+	  "Show one kept core: ID is a PID (its newest core) or a core's file name.\n"
+	  "Where it crashed comes from the core's own notes (compressed cores are\n"
+	  "read through).\n",
+	  "",
+	  "0 shown, 1 no such core, 4 only root may read it",
+	  cmd_info },
+	{ "dump", "[-o FILE] ID", "write a kept core out, decompressed",
+	  "Write one kept core (ID as for info) to FILE, created anew (never over an\n"
+	  "existing file or through a symbolic link), or to standard output when it\n"
+	  "is no terminal; a zstd core is decompressed, and one that is not a whole\n"
+	  "zstd stream fails.\n",
+	  "  -o, --output=FILE   write to FILE instead of standard output\n",
+	  "0 written, 1 no such core or it could not be written, 2 usage, 4 only root\n"
+	  "may read it",
+	  cmd_dump },
 	{ "doctor", "", "check what the feature needs and say what to fix",
 	  "Check the kernel, cgroup v2 and its controllers, core_pattern, the\n"
 	  "destination and the agent, one line each, and say how to fix what fails.\n",

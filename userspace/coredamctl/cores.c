@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * coredamctl list, info, dump: the cores coredam-pipe kept in [Pipe]
+ * Directory=, from the metadata beside each, with coredumpctl's verbs.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "corelist.h"
+#include "ctl.h"
+#include "elfcore.h"
+#include "escape.h"
+#include "fileio.h"
+#include "json-util.h"
+#include "log.h"
+#include "macro.h"
+#include "parse-util.h"
+#include "path-util.h"
+#include "pipe-writer.h"
+#include "repeats.h"
+
+struct kept {
+	int dirfd;
+	struct coredam_kept_core *v;
+	size_t n, damaged;
+};
+
+static void kept_done(struct kept *k)
+{
+	closep(&k->dirfd);
+	free(k->v);
+}
+
+/*
+ * The directory and its cores: -1 to go on (none when the directory does
+ * not exist yet), else the exit code.
+ */
+static int kept_read(const struct ctl *c, struct kept *k)
+{
+	const char *dir = c->cfg.pipe_directory;
+	int r;
+
+	r = open_dir_at(AT_FDCWD, dir, &k->dirfd);
+	if (r == -ENOENT)
+		return -1;	/* nothing kept yet */
+	if (r >= 0)
+		r = coredam_cores_list(k->dirfd, &k->v, &k->n, &k->damaged);
+	if (r == -EACCES || r == -EPERM) {
+		log_error("%s: cores are root's (%s): run as root", dir, strerror(-r));
+		return CTL_EXIT_NO_ACCESS;
+	}
+	if (r < 0) {
+		log_error("%s: %s", dir, strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	if (k->damaged)
+		log_warning("%s: %zu metadata file%s unreadable, left out", dir, k->damaged, k->damaged == 1 ? "" : "s");
+	return -1;
+}
+
+static const char *signame(int sig, char *buf, size_t size)
+{
+	const char *s = sigabbrev_np(sig);
+
+	if (s)
+		snprintf(buf, size, "SIG%s", s);
+	else
+		snprintf(buf, size, "%d", sig);
+	return buf;
+}
+
+static const char *timestr(uint64_t t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!localtime_r(&tt, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "%" PRIu64, t);
+	return buf;
+}
+
+static json_t *core_json(const struct ctl *c, const struct coredam_kept_core *k)
+{
+	json_t *o = json_object();
+	char path[PATH_MAX];
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", c->cfg.pipe_directory, k->core);
+	r |= json_object_set_new(o, "core", coredam_json_text(path));
+	r |= json_object_set_new(o, "time", coredam_json_u64(k->time));
+	r |= json_object_set_new(o, "pid", json_integer(k->pid));
+	r |= json_object_set_new(o, "uid", json_integer(k->uid));
+	r |= json_object_set_new(o, "gid", json_integer(k->gid));
+	r |= json_object_set_new(o, "signal", json_integer(k->signal));
+	r |= json_object_set_new(o, "comm", coredam_json_text(k->comm));
+	r |= json_object_set_new(o, "size", coredam_json_u64(k->size));
+	r |= json_object_set_new(o, "disk_size", coredam_json_u64(k->disk_size));
+	r |= json_object_set_new(o, "compression", json_string(k->zstd ? "zstd" : "none"));
+	r |= json_object_set_new(o, "state", json_string(coredam_kept_core_state(k)));
+	if (r < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int cmd_list(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {} };
+	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
+	bool json = false;
+	int o, r;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+jh", opts, NULL)) >= 0) {
+		if (o == 'j')
+			json = true;
+		else
+			return ctl_option_exit("list", o);
+	}
+	if (optind < argc)
+		return ctl_unexpected_arg("list", argv[optind]);
+	r = kept_read(c, &k);
+	if (r >= 0)
+		return r;
+	if (json) {
+		json_auto_t *a = json_array();
+
+		for (size_t i = 0; i < k.n && a; i++)
+			if (json_array_append_new(a, core_json(c, &k.v[i])) < 0)
+				return CTL_EXIT_FAIL;
+		if (!a || coredam_json_dumpf(a, JSON_INDENT(2), stdout) < 0 || putchar('\n') == EOF)
+			return CTL_EXIT_FAIL;
+		return CTL_EXIT_OK;
+	}
+	if (k.n == 0) {
+		printf("No cores kept in %s.\n", c->cfg.pipe_directory);
+		return CTL_EXIT_OK;
+	}
+	printf("%-19s  %8s  %6s  %-7s  %10s  %-16s  %s\n", "TIME", "PID", "UID", "SIG", "SIZE", "STATE", "COMM");
+	for (size_t i = 0; i < k.n; i++) {
+		const struct coredam_kept_core *x = &k.v[i];
+		char t[32], s[16], sz[16], st[32], e[COREDAM_ESCAPE_SIZE(sizeof(x->comm))];
+
+		snprintf(st, sizeof(st), "%s%s", coredam_kept_core_state(x), x->zstd ? ",zstd" : "");
+		printf("%-19s  %8d  %6u  %-7s  %10s  %-16s  %s\n", timestr(x->time, t, sizeof(t)), (int)x->pid,
+		       (unsigned)x->uid, signame(x->signal, s, sizeof(s)), format_size(sz, sizeof(sz), x->size), st,
+		       coredam_escape(x->comm, 0, e, sizeof(e)));
+	}
+	return CTL_EXIT_OK;
+}
+
+/* The one core ID names, or the exit code. */
+static int find(const struct ctl *c, const char *cmd, int argc, char **argv, struct kept *k,
+		const struct coredam_kept_core **ret)
+{
+	int r;
+
+	if (optind >= argc)
+		return ctl_usage_error(cmd, "which core? (a PID or a core's file name, from coredamctl list)");
+	if (optind + 1 < argc)
+		return ctl_unexpected_arg(cmd, argv[optind + 1]);
+	r = kept_read(c, k);
+	if (r >= 0)
+		return r;
+	*ret = coredam_cores_find(k->v, k->n, argv[optind]);
+	if (!*ret) {
+		char e[COREDAM_ESCAPE_SIZE(64)];
+
+		log_error("no core %s kept in %s (coredamctl list)", coredam_escape(argv[optind], 0, e, sizeof(e)),
+			  c->cfg.pipe_directory);
+		return CTL_EXIT_FAIL;
+	}
+	if (!(*ret)->present) {
+		log_error("%s/%s: the core is gone (only its metadata is left)", c->cfg.pipe_directory, (*ret)->core);
+		return CTL_EXIT_FAIL;
+	}
+	return -1;
+}
+
+/* Where the process crashed, from the core's own notes (a compressed core is read through). */
+static void crash_site(int dirfd, const struct coredam_kept_core *k, char *buf, size_t size)
+{
+	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);
+	_cleanup_close_ int fd = -1;
+	struct coredam_core_site site;
+	struct coredam_repeat_key key;
+	size_t len = 0;
+	uint64_t total;
+
+	snprintf(buf, size, "unknown");
+	fd = openat(dirfd, k->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !head)
+		return;
+	if (k->zstd) {
+		if (coredam_zstd_scan(fd, head, COREDAM_ELF_KEEP_MAX, &len, &total) < 0)
+			return;
+	} else if (coredam_pipe_read_head(fd, head, COREDAM_ELF_KEEP_MAX, 0, &len) < 0) {
+		return;
+	}
+	if (coredam_elf_core_site(head, len, &site) < 0)
+		return;
+	coredam_repeat_key(&site, k->signal, k->comm, &key);
+	coredam_escape(key.label, 0, buf, size);
+}
+
+int cmd_info(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, {} };
+	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
+	const struct coredam_kept_core *x = NULL;
+	char t[32], s[16], sz[16], dsz[16], e[COREDAM_ESCAPE_SIZE(64)], site[COREDAM_ESCAPE_SIZE(COREDAM_REPEAT_LABEL_MAX)];
+	int o, r;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
+		return ctl_option_exit("info", o);
+	r = find(c, "info", argc, argv, &k, &x);
+	if (r >= 0)
+		return r;
+	crash_site(k.dirfd, x, site, sizeof(site));
+	printf("      Core: %s/%s\n", c->cfg.pipe_directory, x->core);
+	printf("       PID: %d\n", (int)x->pid);
+	printf("       UID: %u\n", (unsigned)x->uid);
+	printf("       GID: %u\n", (unsigned)x->gid);
+	printf("    Signal: %d (%s)\n", x->signal, signame(x->signal, s, sizeof(s)));
+	printf(" Timestamp: %s\n", timestr(x->time, t, sizeof(t)));
+	printf("   Command: %s\n", coredam_escape(x->comm, 0, e, sizeof(e)));
+	printf("   Crashed: %s\n", site);
+	printf("      Size: %s (%s on disk%s)\n", format_size(sz, sizeof(sz), x->size),
+	       format_size(dsz, sizeof(dsz), x->disk_size), x->zstd ? ", zstd" : "");
+	printf("     State: %s\n", coredam_kept_core_state(x));
+	return CTL_EXIT_OK;
+}
+
+static int copy_plain(int in, int out)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		int r = write_all(out, buf, (size_t)n);
+
+		if (r < 0)
+			return r;
+	}
+}
+
+int cmd_dump(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
+					      { "help", no_argument, NULL, 'h' }, {} };
+	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
+	const struct coredam_kept_core *x = NULL;
+	_cleanup_close_ int in = -1, out = -1;
+	const char *output = NULL;
+	uint64_t bytes;
+	int o, r;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+o:h", opts, NULL)) >= 0) {
+		if (o == 'o')
+			output = optarg;
+		else
+			return ctl_option_exit("dump", o);
+	}
+	if (!output && isatty(STDOUT_FILENO))
+		return ctl_usage_error("dump", "refusing to write a core to a terminal: use -o FILE or a redirection");
+	r = find(c, "dump", argc, argv, &k, &x);
+	if (r >= 0)
+		return r;
+	in = openat(k.dirfd, x->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0) {
+		log_error("%s/%s: %m", c->cfg.pipe_directory, x->core);
+		return errno == EACCES ? CTL_EXIT_NO_ACCESS : CTL_EXIT_FAIL;
+	}
+	if (output) {
+		/* never over an existing file, never through a symbolic link */
+		out = open(output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (out < 0) {
+			log_error("%s: %m", output);
+			return CTL_EXIT_FAIL;
+		}
+	}
+	r = x->zstd ? coredam_pipe_decompress(in, output ? out : STDOUT_FILENO, &bytes)
+		    : copy_plain(in, output ? out : STDOUT_FILENO);
+	if (r < 0) {
+		log_error("%s/%s: %s%s", c->cfg.pipe_directory, x->core, strerror(-r),
+			  r == -EBADMSG ? " (not a complete zstd stream)" : "");
+		if (output)
+			(void)unlink(output);
+		return CTL_EXIT_FAIL;
+	}
+	return CTL_EXIT_OK;
+}
