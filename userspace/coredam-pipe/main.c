@@ -22,9 +22,9 @@
 #include <time.h>
 
 #include "cgroup.h"
-#include "escape.h"
 #include "config.h"
 #include "elfcore.h"
+#include "escape.h"
 #include "log.h"
 #include "meta.h"
 #include "pipe-args.h"
