@@ -92,6 +92,8 @@ static const struct key keys[] = {
 	K("Pipe", "CoreSizeMax", T_SIZE_MAX, pipe_size_max, "32G"),
 	K("Pipe", "CoreTimeMax", T_DURATION_INF, pipe_time_max_usec, "1h"),
 	K("Pipe", "Sandbox", T_BOOL, pipe_sandbox, "yes"),
+	K("Socket", "SetCorePattern", T_BOOL, sock_set_core_pattern, "no"),
+	K("Socket", "Listen", T_PATH, sock_listen, "/run/coredam/coredump/socket"),
 };
 
 const char *coredam_mode_str(enum coredam_mode m)

@@ -70,6 +70,14 @@ struct coredam_config {
 	uint64_t pipe_size_max;		/* bytes of one core read at most; 0 = no cap */
 	uint64_t pipe_time_max_usec;	/* time one core is read for at most; 0 = no cap */
 	bool pipe_sandbox;		/* confine the helper before it reads (sandbox.h) */
+
+	/*
+	 * [Socket]: coredamd serves core_pattern "@@<Listen>" (Linux 6.17 and
+	 * later), storing cores as the helper does ([Pipe] Directory=,
+	 * Compress=, CompressLevel=, CoreSizeMax=, CoreTimeMax=)
+	 */
+	bool sock_set_core_pattern;
+	char sock_listen[PATH_MAX];
 };
 
 void coredam_config_init(struct coredam_config *cfg);
