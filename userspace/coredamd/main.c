@@ -43,7 +43,7 @@ static void help(FILE *f)
 		"      --version          version\n\n"
 		"Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage, 3 bad configuration,\n"
 		"4 kernel lacks support (RequireKernelSupport=yes), 5 cgroup setup failed,\n"
-		"6 sysctl write failed, 7 state directory or control socket failed.\n");
+		"6 sysctl write failed, 7 state directory, control socket or coredump socket failed.\n");
 }
 
 static int setup_runtime(struct agent *a)
