@@ -229,6 +229,7 @@ static int self_check(struct agent *a)
 static int start(struct agent *a)
 {
 	char w[24];
+	int r;
 
 	if (agent_setup_cgroup(a) < 0)
 		return EXIT_CGROUP;
@@ -238,8 +239,9 @@ static int start(struct agent *a)
 	if (setup_runtime(a) < 0)
 		return EXIT_RUNTIME_DIR;
 	/* listening before core_pattern names the socket: no dump finds it missing */
-	if (sock_setup(a) < 0)
-		return EXIT_RUNTIME_DIR;
+	r = sock_setup(a);
+	if (r < 0)
+		return r == -EOPNOTSUPP ? EXIT_KERNEL : EXIT_RUNTIME_DIR;
 	/* the originals are saved first */
 	if (agent_apply_sysctls(a, true) < 0) {
 		sock_close(a);

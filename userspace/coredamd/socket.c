@@ -121,11 +121,23 @@ static int sock_bind(struct agent *a, int *ret_fd)
 
 int sock_setup(struct agent *a)
 {
+	_cleanup_free_ char *modes = NULL;
+	char path[PATH_MAX];
 	int r;
 
 	a->sock.listen_fd = -1;
 	if (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup)
 		return 0;
+	/*
+	 * Before 6.16 "@@/path" would be taken for a file name relative to
+	 * each crashed process's directory; 6.16 refuses "@@" when written.
+	 */
+	snprintf(path, sizeof(path), "%s/sys/kernel/core_modes", a->roots.proc);
+	if (read_file_at(AT_FDCWD, path, 4096, &modes) < 0 || !coredam_word_in(modes, "socket")) {
+		log_error("[Socket] SetCorePattern=yes: this kernel has no coredump socket (%s/sys/kernel/core_modes "
+			  "lacks \"socket\"; @@ needs Linux 6.17 or later)", a->roots.proc);
+		return -EOPNOTSUPP;
+	}
 	r = xsnprintf(a->sock.pattern, sizeof(a->sock.pattern), "@@%s", a->cfg.sock_listen);
 	if (r >= 0)
 		r = sock_bind(a, &a->sock.listen_fd);
