@@ -160,11 +160,19 @@ int sock_install_pattern(struct agent *a)
 	return 0;
 }
 
+/* Close *@fd and mark it closed: a number kept after close() is another file's after the next open. */
+static void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 static void conn_free(struct sock_conn *c)
 {
-	closep(&c->fd);
-	closep(&c->peer.pidfd);
-	closep(&c->writer_pidfd);
+	fd_close(&c->fd);
+	fd_close(&c->peer.pidfd);
+	fd_close(&c->writer_pidfd);
 }
 
 /* Forget conns[i], keeping the others' arrival order. */
@@ -257,12 +265,12 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 		if (j != i)
 			conn_free(&a->sock.conns[j]);
 	}
-	closep(&a->sock.listen_fd);
-	closep(&a->ctl_fd);
-	closep(&a->sig_fd);
-	closep(&a->events_fd);
+	fd_close(&a->sock.listen_fd);
+	fd_close(&a->ctl_fd);
+	fd_close(&a->sig_fd);
+	fd_close(&a->events_fd);
 	for (size_t j = 0; j < a->n_psi; j++)
-		closep(&a->psi[j].trigger_fd);
+		fd_close(&a->psi[j].trigger_fd);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -271,12 +279,17 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 	snprintf(args.comm, sizeof(args.comm), "%s", c->comm);
 	if (!writer_settle(a, c, cg, sizeof(cg)))
 		coredam_pipe_outcome_add(&out, COREDAM_PIPE_UNCHARGED);
-	closep(&a->cg_fd);
-	closep(&a->cgroot_fd);
+	fd_close(&a->cg_fd);
+	fd_close(&a->cgroot_fd);
 
-	r = fcntl(c->fd, F_SETFL, 0);	/* the writer blocks on the stream; its deadline is CoreTimeMax= */
-	if (r >= 0)
-		r = coredam_sock_mark_read(c->fd, SOCK_MARK_TIMEOUT_MS, &mark);
+	/* the writer blocks on the stream; its deadline is CoreTimeMax= */
+	r = fcntl(c->fd, F_SETFL, 0) < 0 ? -errno : 0;
+	if (r < 0) {
+		log_error("core of pid %d not stored: fcntl(%d): %s", (int)c->peer.pid, c->fd, strerror(-r));
+		coredam_pipe_outcome_add(&out, COREDAM_PIPE_FAILED);
+		goto out;
+	}
+	r = coredam_sock_mark_read(c->fd, SOCK_MARK_TIMEOUT_MS, &mark);
 	if (r < 0) {
 		log_error("core of pid %d not stored: the kernel's mark after the ack: %s (mark %u)", (int)c->peer.pid,
 			  strerror(-r), mark);
@@ -368,7 +381,7 @@ static void admit(struct agent *a, size_t i, uint64_t now)
 	log_info("dump admitted event=dump-admitted pid=%d exe=%s waited_ms=%" PRIu64 " writer=%d", (int)c->peer.pid,
 		 c->exe, waited_ms(c, now), (int)pid);
 	/* the writer has its own copy: the agent's would keep the stream open past a killed writer */
-	closep(&c->fd);
+	fd_close(&c->fd);
 }
 
 /* The writer of conns[i] ended: a writer killed never counted its dump, so it is failed here. */
@@ -492,7 +505,7 @@ static void accept_all(struct agent *a, uint64_t now)
 		r = coredam_sock_peer_get(fd, &c->peer);
 		if (r < 0 || !c->peer.coredumping) {
 			if (r >= 0)
-				closep(&c->peer.pidfd);
+				fd_close(&c->peer.pidfd);
 			drop(a, s->n - 1, r < 0 ? "no pidfd for the peer" : "the peer is no dumping task");
 			continue;
 		}
@@ -630,7 +643,7 @@ void sock_close(struct agent *a)
 	free(s->conns);
 	s->conns = NULL;
 	s->n = s->cap = 0;
-	closep(&s->listen_fd);
+	fd_close(&s->listen_fd);
 	if (unlink(a->cfg.sock_listen) < 0 && errno != ENOENT)
 		log_warning("cannot remove %s, ignoring: %m", a->cfg.sock_listen);
 	s->active = false;
