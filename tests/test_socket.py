@@ -141,8 +141,8 @@ def test_socket_burst_whole_fifo_cgroup_counted(boot):
     assert status["counters"]["completed"] == BURST_N and status["counters"]["started"] == BURST_N
 
 
-# one at a time, three waiting places, a 3 s wait: the first dump (64 MB at
-# 4 MB/s) streams for about 16 s while the storm arrives
+# one at a time, three waiting places, a 3 s wait: the first dump (32 MB at
+# 4 MB/s) streams for 8 s or more while the storm arrives
 REJECT_CONF = SOCK_CONF.replace("Concurrency=2", "Concurrency=1").replace("QueueCap=32", "QueueCap=3") \
     .replace("WriteBandwidth=10M", "WriteBandwidth=4M").replace("[Limits]\n", "[Limits]\nWaitTimeout=3s\n")
 STORM_N = 8
@@ -150,7 +150,7 @@ STORM_N = 8
 REJECT = LIB + r"""
 start_agent
 mkdir -p /tmp/b
-crasher -m 64 -w /tmp/b/go.big -r /tmp/b/ready.big &
+crasher -m 32 -w /tmp/b/go.big -r /tmp/b/ready.big &
 big=$!
 i=0
 pids=""
@@ -186,6 +186,13 @@ def test_socket_cap_and_timeout_rejected_counted(boot):
     assert st["skipped_error"] == 0 and st["skipped_killed"] == 0, st
     log = res.text("agent.log")
     assert log.count("reason=timeout") == 3 and log.count("reason=full") == STORM_N - 3, log
+    # rejected once they waited the timeout (3 s), not when the slot came back;
+    # 2 s of tolerance for a loaded guest
+    waited = [int(w) for w in re.findall(r"reason=timeout waited_ms=(\d+)", log)]
+    assert all(3000 <= w < 5000 for w in waited), waited
+    # the full were answered at once
+    waited = [int(w) for w in re.findall(r"reason=full waited_ms=(\d+)", log)]
+    assert all(w < 2000 for w in waited), waited
     # no core for a rejected dump: only the big one's
     ms = meta(res)
     assert len(ms) == 1 and res.text("incomplete.txt") == "", res.text("ls.txt")
