@@ -197,3 +197,38 @@ def test_socket_cap_and_timeout_rejected_counted(boot):
     assert len(cores) == 1 and cores[0]["valid"] and cores[0]["complete"], cores
     status = json.loads(res.text("status.json"))
     assert status["counters"]["skipped_timeout"] == 3
+
+
+KILLED = LIB + r"""
+start_agent
+mkdir -p /tmp/b
+crasher -m 32 -w /tmp/b/go -r /tmp/b/ready.0 &
+p=$!
+waitfor 60 "crasher ready" count_ready /tmp/b 1
+touch /tmp/b/go
+waitfor 60 "the dump admitted" pstat_is admitted 1
+# SIGKILL while the kernel streams its core: the kernel stops and closes the connection
+sleep 2
+kill -KILL $p
+wait $p || true
+waitfor 120 "the dump ended" sock_ended 1
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+stop_agent
+"""
+
+
+def test_socket_dump_cut_short_is_failed_never_whole(boot):
+    conf = SOCK_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=4M")
+    res = boot73(boot, KILLED, conf)
+    st = name_values(res.text("stats.txt"))
+    assert st["admitted"] == 1 and st["failed"] == 1 and st["completed"] == 0, st
+    # kept for what it holds, under a name no one takes for a whole core
+    assert res.text("incomplete.txt").split() and not res.path("cores.json").exists(), res.text("ls.txt")
+    ms = meta(res)
+    assert len(ms) == 1 and ms[0]["core"].endswith(".incomplete") and ms[0]["truncated"], ms
+    log = res.text("agent.log")
+    assert "cut short" in log
+    # named so by its writer, not by the agent's later sweep for short cores
+    assert "event=incomplete-marked" not in log, log
