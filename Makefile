@@ -1,7 +1,8 @@
 # coredam: kernel patch series, agent, and the harness that proves them.
 #
 #   make          build the userspace programs and the guest test programs
-#   make kernel   build the stock and the patched test kernels (cached)
+#   make kernel   build the stock and the patched test kernels (cached),
+#                 and the stock Linux 7.3 one (make kernel-7.3)
 #   make kernel-v1  the kernel with series v1 (git revision 3fdf619), for
 #                 the benchmark's v1-* setups
 #   make kernel-debug  the patched kernel with lockdep, kmemleak and friends
@@ -28,7 +29,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	compile-check selftests initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
+	kernel-7.3 compile-check selftests initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
 
 all: deps userspace guest
 
@@ -93,7 +94,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(DATADIR)/coredam \
 		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(DATADIR)/doc/coredam 2>/dev/null
 
-kernel: kernel-stock kernel-patched
+kernel: kernel-stock kernel-patched kernel-7.3
 
 kernel-stock: deps
 	@$(TIMED) kernel-stock scripts/build-kernel.sh stock
@@ -107,6 +108,11 @@ kernel-v1: deps
 
 kernel-debug: deps
 	@$(TIMED) kernel-debug scripts/build-kernel.sh patched debug
+
+# stock Linux 7.3 (Debian's linux-source-7.3, fetched by
+# scripts/fetch-kernel-source.sh, never installed): the coredump socket
+kernel-7.3: deps
+	@$(TIMED) kernel-7.3 scripts/build-kernel.sh stock-7.3
 
 selftests: kernel-patched
 	@$(TIMED) selftests scripts/build-selftests.sh

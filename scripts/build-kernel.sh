@@ -1,5 +1,6 @@
 #!/bin/bash
-# Build a test kernel from Debian's linux-source-6.12.
+# Build a test kernel from Debian's linux-source-6.12, or a stock one from
+# a newer linux-source package.
 #
 #   scripts/build-kernel.sh [--config-only] FLAVOR [CONFIG]
 #   scripts/build-kernel.sh --source DIR FLAVOR
@@ -8,9 +9,16 @@
 #         v1: with the series as it was at git revision V1_REV (default
 #         3fdf619, the last landing of series v1), to measure it next to
 #         the current one; its patches are taken from git into build/series/,
-#         the configuration fragments are today's
+#         the configuration fragments are today's;
+#         stock-7.3: Linux 7.3 as Debian ships it (linux-source-7.3 from
+#         trixie-backports, fetched by scripts/fetch-kernel-source.sh, never
+#         installed), for the coredump socket (core_pattern @@) and the
+#         7.3 tree's own coredump selftests
 # CONFIG  vm (default): tinyconfig + kernel-patch/config/vm.config;
 #         NAME: vm.config, then kernel-patch/config/NAME.config on top
+#
+# On 7.3, kernel-patch/config/7.3/NAME.config, where there is one, goes
+# on top of each fragment NAME.config: what differs on that kernel.
 #
 # The result is build/kernels/FLAVOR-CONFIG/bzImage, a link to a directory
 # named by a hash of the source version, the series and the fragments, so
@@ -40,15 +48,32 @@ fi
 flavor=${1:-}
 config=${2:-vm}
 case "$flavor" in
-stock|patched|v1) ;;
-*) echo "usage: $0 [--config-only] stock|patched|v1 [CONFIG]" >&2; exit 2 ;;
+stock|patched|v1) kver=6.12 ;;
+stock-7.3) kver=7.3 ;;
+*) echo "usage: $0 [--config-only] stock|patched|v1|stock-7.3 [CONFIG]" >&2; exit 2 ;;
 esac
 
-src_tar=${KERNEL_SRC_TAR:-/usr/src/linux-source-6.12.tar.xz}
-[[ -r $src_tar ]] || { echo "build-kernel: $src_tar not found (package linux-source-6.12)" >&2; exit 1; }
+if [[ $kver == 6.12 ]]; then
+	src_tar=${KERNEL_SRC_TAR:-/usr/src/linux-source-6.12.tar.xz}
+	[[ -r $src_tar ]] || { echo "build-kernel: $src_tar not found (package linux-source-6.12)" >&2; exit 1; }
+	src_id=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c '%s %Y' "$src_tar")
+else
+	src_tar=$("$top/scripts/fetch-kernel-source.sh" "$kver") || exit 1
+	src_id="linux-source-$kver $(cat "$top/build/kernel-source/$kver.version")"
+fi
 
-frags=("$top/kernel-patch/config/vm.config")
-[[ $config != vm ]] && frags+=("$top/kernel-patch/config/$config.config")
+# add_fragment NAME: kernel-patch/config/NAME.config, and on top what
+# differs on this kernel version (config/VERSION/NAME.config), if anything
+frags=()
+add_fragment() {
+	local d=$top/kernel-patch/config
+	frags+=("$d/$1.config")
+	if [[ $kver != 6.12 && -f $d/$kver/$1.config ]]; then
+		frags+=("$d/$kver/$1.config")
+	fi
+}
+add_fragment vm
+[[ $config != vm ]] && add_fragment "$config"
 # shellcheck disable=SC2206
 [[ -n ${KFRAGMENT_EXTRA:-} ]] && frags+=(${KFRAGMENT_EXTRA})
 for f in "${frags[@]}"; do
@@ -88,7 +113,6 @@ if [[ -n $series_dir ]]; then
 fi
 
 # what the kernel is made of, for the cache key
-src_id=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c '%s %Y' "$src_tar")
 hash=$({
 	echo "$src_id"
 	for f in "${frags[@]}"; do echo "fragment"; cat "$f"; done

@@ -13,15 +13,21 @@ INITRAMFS = BUILD / "initramfs.cpio.gz"
 ROOTFS = BUILD / "rootfs" / "debian.img"
 
 
+# the make target that builds each flavor
+MAKE_TARGET = {"stock": "make kernel", "patched": "make kernel",
+               "v1": "make kernel-v1", "stock-7.3": "make kernel-7.3"}
+
+
 def kernel_path(kernel, config="vm"):
     """"stock", "patched" (with `config`), "v1" (series v1, for the
-    benchmark), "patched-debug" (FLAVOR-CONFIG), or a path to a bzImage."""
-    m = re.fullmatch(r"(stock|patched|v1)(?:-(\w+))?", kernel)
+    benchmark), "stock-7.3" (stock Linux 7.3, for the coredump socket),
+    "patched-debug" or "stock-7.3-vm" (FLAVOR-CONFIG), or a path to a
+    bzImage."""
+    m = re.fullmatch(r"(stock-7\.3|stock|patched|v1)(?:-(\w+))?", kernel)
     if m:
         p = KERNELS / f"{m.group(1)}-{m.group(2) or config}" / "bzImage"
         if not p.exists():
-            make = "make kernel-v1" if m.group(1) == "v1" else "make kernel"
-            raise FileNotFoundError(f"{p} missing: run '{make}' first")
+            raise FileNotFoundError(f"{p} missing: run '{MAKE_TARGET[m.group(1)]}' first")
         return p
     return Path(kernel)
 

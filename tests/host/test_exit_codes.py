@@ -210,6 +210,11 @@ def stock_kernel_pipe_helper_missing(r: FakeRoot):
     r.configure("[Pipe]", "SetCorePattern=yes")
 
 
+def stock_kernel_without_socket(r: FakeRoot):
+    r.kernel(patched=False)
+    r.configure("[Socket]", "SetCorePattern=yes", f"Listen={r.tmp}/sock/socket")
+
+
 def no_proc_sys_kernel(r: FakeRoot):
     shutil.rmtree(r.proc / "sys/kernel")
 
@@ -358,6 +363,9 @@ TABLE = {
     "d-start-state-dir": row("coredamd", "", state_dir_is_a_file, 7, "cannot listen on {state}/control.sock"),
     "d-start-pipe-helper": row("coredamd", "", stock_kernel_pipe_helper_missing, 6,
                                "Program={tmp}/coredam-pipe refused"),
+    # a kernel before 6.16 would read "@@/path" as a file name: refused before it is written
+    "d-start-no-coredump-socket": row("coredamd", "", stock_kernel_without_socket, 4,
+                                      "this kernel has no coredump socket"),
     "d-install-pipe-helper": row("coredamd", "--core-pattern=install", stock_kernel_pipe_helper_missing, 6,
                                  "kernel.core_pattern left as it was"),
     "d-install-not-asked": row("coredamd", "--core-pattern=install", stock_kernel, 0, "core_pattern left as it is"),

@@ -17,12 +17,12 @@
 #include <stdarg.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <syslog.h>
 #include <time.h>
 
 #include "cgroup.h"
 #include "config.h"
+#include "core-store.h"
 #include "elfcore.h"
 #include "escape.h"
 #include "log.h"
@@ -171,150 +171,21 @@ static int setup_stop_fd(void)
 }
 
 /*
- * Let the crashed user read its core, by a POSIX ACL, when
- * coredam_pipe_user_may_read() says so from the notes kept at @head. The
- * file stays root's and 0640 whatever happens here: a file system without
- * ACLs leaves the core to root (logged), never to the user.
- */
-static void grant_read(const struct coredam_pipe_args *a, int fd, const void *head, size_t head_len)
-{
-	struct coredam_core_creds c;
-	unsigned char acl[COREDAM_ACL_USER_READ_SIZE];
-	size_t n;
-
-	if (!head || coredam_elf_core_creds(head, head_len, &c) < 0 || !coredam_pipe_user_may_read(a, &c))
-		return;
-	n = coredam_acl_user_read(a->uid, acl);
-	if (fsetxattr(fd, "system.posix_acl_access", acl, n, 0) < 0)
-		log_full(LOG_WARNING, "core of pid %d: uid %u may not read it: no ACL on %s (%m); root's only",
-		       (int)a->pid, (unsigned int)a->uid, a->dir);
-}
-
-/*
- * Rename the finished temporary @tmp to @name (with ".incomplete" when
- * @incomplete), or to @name.1 ... @name.9 if taken: never over another
- * core. The name chosen goes to @final.
- */
-static int rename_into_place(const struct coredam_pipe_args *a, int dirfd, const char *tmp, const char *name,
-			     bool incomplete, char *final, size_t finalsize)
-{
-	int r;
-
-	for (int i = 0;; i++) {
-		if (i == 0)
-			r = xsnprintf(final, finalsize, "%s%s", name, incomplete ? ".incomplete" : "");
-		else
-			r = xsnprintf(final, finalsize, "%s.%d%s", name, i, incomplete ? ".incomplete" : "");
-		if (r < 0)
-			return r;
-		if (renameat2(dirfd, tmp, dirfd, final, RENAME_NOREPLACE) == 0)
-			return 0;
-		if (errno != EEXIST || i >= 9) {
-			r = -errno;
-			log_full(LOG_ERR, "core of pid %d: cannot rename into %s/%s: %s", (int)a->pid, a->dir, final,
-			       strerror(-r));
-			return r;
-		}
-	}
-}
-
-/* The metadata beside the core, "<core>.json"; a failure costs only the metadata. */
-static void write_meta(const struct coredam_pipe_args *a, int dirfd, const struct coredam_core_meta *m, mode_t mode)
-{
-	char meta[16384], mname[NAME_MAX + 1];
-	int r;
-
-	r = coredam_meta_format(m, meta, sizeof(meta));
-	if (r >= 0)
-		r = xsnprintf(mname, sizeof(mname), "%s.json", m->core);
-	if (r >= 0)
-		r = coredam_meta_write_at(dirfd, mname, meta, mode);
-	if (r < 0)
-		log_full(LOG_WARNING, "core of pid %d: metadata %s/%s.json not written: %s", (int)a->pid, a->dir,
-		       m->core, strerror(-r));
-}
-
-/*
- * Store the core: temporary file, copy, final mode, rename into place,
- * metadata. *ret_expected is set, and the core stored as .incomplete, when
- * the stream ended before its ELF headers said it would.
+ * Store the core from stdin (core-store.h): the failure, or what went
+ * wrong short of losing it, logged once.
  */
 static int store(const struct coredam_config *cfg, const struct coredam_pipe_args *a, int dirfd,
 		 uint64_t space_floor, const void *prefix, size_t prefix_len, struct coredam_core_meta *m,
-		 char *final, size_t finalsize, struct coredam_pipe_copy_result *res, uint64_t *ret_expected)
+		 struct coredam_core_stored *ret)
 {
-	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);	/* pages touched only as headers arrive */
-	struct coredam_pipe_copy_opts o = {
-		.window = cfg->writeback_window,
-		.limit = MIN(m->rlimit, cfg->pipe_size_max ? cfg->pipe_size_max : UINT64_MAX),
-		.deadline_usec = cfg->pipe_time_max_usec ? now_usec(CLOCK_MONOTONIC) + cfg->pipe_time_max_usec : 0,
-		.compress_level = cfg->pipe_compress ? (int)cfg->pipe_compress_level : 0,
-		.head = head,
-		.head_size = head ? COREDAM_ELF_KEEP_MAX : 0,
-		.space_fd = dirfd,
-		.space_floor = space_floor,
-		.prefix = prefix,
-		.prefix_len = prefix_len,
-	};
-	struct coredam_pipe_files files;
-	_cleanup_close_ int fd = -1;
-	bool incomplete;
-	char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
-	uint64_t t0;
+	struct coredam_error e = {};
 	int r;
 
-	coredam_pipe_files(a, &files);
-	r = coredam_pipe_core_name(a, cfg->pipe_compress, name, sizeof(name));
+	r = coredam_core_store(STDIN_FILENO, prefix, prefix_len, cfg, a, dirfd, space_floor, m, ret, &e);
 	if (r < 0)
-		return r;
-	r = xsnprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
-	if (r < 0)
-		return r;
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
-	if (fd < 0) {
-		r = -errno;
-		log_full(LOG_ERR, "core of pid %d: cannot create %s/%s: %s", (int)a->pid, a->dir, tmp, strerror(-r));
-		return r;
-	}
-	t0 = now_usec(CLOCK_MONOTONIC);
-	r = coredam_pipe_copy(STDIN_FILENO, fd, &o, res);
-	if (r < 0) {
-		log_full(LOG_ERR, "core of pid %d: writing %s/%s failed: %s; partial file removed", (int)a->pid, a->dir,
-		       tmp, strerror(-r));
-		goto out_unlink;
-	}
-	m->write_ms = (now_usec(CLOCK_MONOTONIC) - t0) / 1000;
-	if (res->in_bytes == 0) {
-		r = -ENODATA;
-		log_full(LOG_ERR, "core of pid %d: the kernel sent no data (dump interrupted?)", (int)a->pid);
-		goto out_unlink;
-	}
-	/*
-	 * Root's, 0640 for an ordinary process, 0400 for suid_dumpable=2 and
-	 * when core_pattern does not say (no %d); the crashed user may read
-	 * it only if the core's own notes say it ran as that user throughout.
-	 */
-	if (fchmod(fd, files.core_mode) < 0) {
-		r = -errno;
-		goto out_unlink;
-	}
-	grant_read(a, fd, head, res->head_len);
-	incomplete = res->truncated || coredam_pipe_cut_short(o.head, res, ret_expected);
-	r = rename_into_place(a, dirfd, tmp, name, incomplete, final, finalsize);
-	if (r < 0)
-		goto out_unlink;
-	m->core = final;
-	m->size = res->in_bytes;
-	m->disk_size = res->out_bytes;
-	m->truncated = incomplete;
-	m->done_usec = now_usec(CLOCK_MONOTONIC);
-	write_meta(a, dirfd, m, files.meta_mode);
-	if (fsync(dirfd) < 0)
-		log_full(LOG_WARNING, "fsync(%s): %m", a->dir);
-	return 0;
-
-out_unlink:
-	unlinkat(dirfd, tmp, 0);
+		log_full(LOG_ERR, "core of pid %d: %s", (int)a->pid, e.msg);
+	if (ret->warn[0])
+		log_full(LOG_WARNING, "core of pid %d: %s", (int)a->pid, ret->warn);
 	return r;
 }
 
@@ -665,24 +536,22 @@ static int take_slot(struct helper *h)
 static int write_core(struct helper *h)
 {
 	const struct coredam_pipe_args *a = &h->a;
-	struct coredam_pipe_copy_result res = { 0 };
-	char final[NAME_MAX + 1] = "";
-	uint64_t expected = 0;
+	struct coredam_core_stored st;
+	const struct coredam_pipe_copy_result *res = &st.res;
 	int r, status;
 
-	r = store(&h->cfg, a, h->dirfd, h->space.floor_bytes, h->pre, h->pre_len, &h->m, final, sizeof(final), &res,
-		  &expected);
+	r = store(&h->cfg, a, h->dirfd, h->space.floor_bytes, h->pre, h->pre_len, &h->m, &st);
 	coredam_pipe_release(&h->q);
-	status = coredam_pipe_outcome_stored(&h->out, r, &res, expected);
+	status = coredam_pipe_outcome_stored(&h->out, r, res, st.expected);
 	if (r >= 0 && status != COREDAM_PIPE_EXIT_STORED)
 		log_full(LOG_ERR,
 		       "core of pid %d (uid %u, signal %d) cut short: the kernel sent %" PRIu64 " of the %" PRIu64 " bytes its ELF headers declare (process killed while dumping?); kept as %s/%s",
-		       (int)a->pid, (unsigned)a->uid, a->signal, res.in_bytes, expected, a->dir, final);
+		       (int)a->pid, (unsigned)a->uid, a->signal, res->in_bytes, st.expected, a->dir, st.final);
 	else if (r >= 0)
-		log_full(res.truncated && h->m.rlimit > res.in_bytes ? LOG_WARNING : LOG_INFO,
+		log_full(res->truncated && h->m.rlimit > res->in_bytes ? LOG_WARNING : LOG_INFO,
 		       "core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
-		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, final, res.in_bytes,
-		       coredam_pipe_cut_reason(&res, h->m.rlimit), res.out_bytes, h->m.waited_ms, h->m.write_ms);
+		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, st.final, res->in_bytes,
+		       coredam_pipe_cut_reason(res, h->m.rlimit), res->out_bytes, h->m.waited_ms, h->m.write_ms);
 	return finish(h, status);
 }
 

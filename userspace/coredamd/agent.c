@@ -41,10 +41,13 @@ int agent_check_kernel(struct agent *a)
 	a->m.kernel_full = coredam_kernel_full(k);
 	/*
 	 * CAP_SYS_ADMIN is for the series' knobs alone: on a kernel without
-	 * them nothing here needs it, and a compromised agent is weaker without.
+	 * them nothing here needs it, and a compromised agent is weaker
+	 * without; but for the coredump socket's writers, which confine
+	 * themselves in a mount namespace of their own (and then drop every
+	 * capability).
 	 */
 	if (!k->core_cgroup && !k->core_max_concurrency && !k->core_max_waiting && !k->core_wait_timeout_ms &&
-	    !k->core_writeback_window) {
+	    !k->core_writeback_window && !(a->cfg.sock_set_core_pattern && a->cfg.pipe_sandbox)) {
 		r = coredam_cap_drop(CAP_SYS_ADMIN);
 		if (r < 0)
 			log_warning("cannot drop CAP_SYS_ADMIN, which this kernel's knobs do not need: %s", strerror(-r));
@@ -203,6 +206,9 @@ bool agent_pattern_dest(const struct agent *a, const char *pat, struct coredam_c
 	memset(cp, 0, sizeof(*cp));
 	if (a->cfg.destination[0])
 		return xsnprintf(buf, size, "%s", a->cfg.destination) >= 0;
+	/* served here: the writer stores where the pipe helper would */
+	if (a->sock.active && strcmp(pat, a->sock.pattern) == 0)
+		return xsnprintf(buf, size, "%s", a->cfg.pipe_directory) >= 0;
 	if (coredam_core_pattern_parse(pat, cp) < 0 || !cp->dir_known)
 		return false;
 	return xsnprintf(buf, size, "%s", cp->dir) >= 0;
@@ -525,6 +531,8 @@ int agent_apply_sysctls(struct agent *a, bool first)
 			names[n++] = "kernel.core_pattern";
 			names[n++] = "kernel.core_pipe_limit";
 		}
+		if (a->sock.active)
+			names[n++] = "kernel.core_pattern";
 		r = coredam_sysctl_save(&a->roots, names, n);
 		if (r < 0) {
 			log_error("cannot save the original sysctls to %s/sysctl.saved: %s", a->roots.state,
@@ -542,6 +550,12 @@ int agent_apply_sysctls(struct agent *a, bool first)
 		r = apply_pipe(a);
 		if (r < 0)
 			return r;
+	} else if (first && a->sock.active) {
+		r = sock_install_pattern(a);
+		if (r < 0)
+			return r;
+		agent_resolve_devices(a);
+		agent_apply_io(a);
 	} else if (!first && a->cfg.pipe_set_core_pattern && !a->kern.core_cgroup) {
 		log_warning("[Pipe] SetCorePattern=yes takes effect when coredamd restarts");
 	}

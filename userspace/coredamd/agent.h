@@ -3,6 +3,7 @@
 #define COREDAMD_AGENT_H
 
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -15,6 +16,7 @@
 #include "escape.h"
 #include "metrics.h"
 #include "roots.h"
+#include "sock-proto.h"
 #include "space.h"
 #include "sysctl.h"
 #include "tick.h"
@@ -43,6 +45,40 @@ struct tracked_dump {
 	char exe[COREDAM_ESCAPE_SIZE(255)];	/* escaped: one word of a log line */
 	uint64_t first_usec, admitted_usec, bytes, syscw;
 	bool seen;
+};
+
+/* One connection of the coredump socket, in arrival order (socket.c). */
+enum sock_conn_state {
+	SOCK_CONN_REQ,		/* accepted, its request not read yet */
+	SOCK_CONN_WAITING,	/* held before the ack */
+	SOCK_CONN_WRITING,	/* acked COREDUMP_KERNEL, its writer streams it */
+};
+
+struct sock_conn {
+	enum sock_conn_state state;
+	int fd;
+	struct coredam_sock_req req;
+	struct coredam_sock_peer peer;	/* peer.pidfd owned, -1 before it is known */
+	uint64_t serial;		/* arrival number: the metadata's ticket */
+	uint64_t arrived_usec, admitted_usec;
+	uint64_t time;			/* seconds since the epoch at arrival */
+	char comm[16];			/* as /proc gave it: only for the file name, sanitized there */
+	char exe[COREDAM_ESCAPE_SIZE(255)];	/* escaped: one word of a log line */
+	pid_t writer;
+	int writer_pidfd;
+};
+
+/* coredamd serving core_pattern "@@<Listen>" ([Socket] SetCorePattern=yes) */
+struct sock_server {
+	bool active;
+	int listen_fd;
+	int backlog;
+	char pattern[PATH_MAX + 2];	/* "@@<Listen>" */
+	struct sock_conn *conns;
+	size_t n, cap;
+	uint64_t serial;
+	uint32_t writing, waiting;
+	bool stopping;			/* the agent stops: what arrives now is rejected */
 };
 
 struct psi_source {
@@ -107,6 +143,8 @@ struct agent {
 	struct tracked_dump dumps[MAX_TRACKED];
 	size_t n_dumps;
 
+	struct sock_server sock;
+
 	int sig_fd, ctl_fd, events_fd;
 	bool quit, reload;
 };
@@ -136,6 +174,19 @@ void agent_budget_reset(struct agent *a);
 int agent_reload(struct agent *a);
 /* SET NAME VALUE of the control socket, put in force; on failure *reterr says why. */
 int agent_set(struct agent *a, const char *name, const char *value, struct coredam_error *reterr);
+
+/* socket.c: the coredump socket's server */
+/* Listen on [Socket] Listen=; false when the socket is not served */
+int sock_setup(struct agent *a);
+/* The core_pattern that names the socket, once sock_setup() listens */
+int sock_install_pattern(struct agent *a);
+/* Stop: REJECT every dump still held, close the socket; the writers finish on their own */
+void sock_close(struct agent *a);
+/* The socket's fds to poll, at @p (room for sock_poll_max()), and when to wake at the latest */
+size_t sock_poll_max(const struct agent *a);
+size_t sock_poll_fill(struct agent *a, struct pollfd *p, uint64_t *deadline_usec);
+/* Handle what poll() said of the fds sock_poll_fill() gave, then admit */
+void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n);
 
 /* pressure.c */
 void pressure_setup(struct agent *a);

@@ -207,6 +207,12 @@ void track_dumps(struct agent *a, bool full)
 	if (!a->kern.core_dump_stats && coredam_pipe_stats_as_kernel(a->roots.state, &st) == 0)
 		have_st = a->stats_from_pipe = true;
 
+	/* served on the socket: the counters are the pipe helper's, the gauges the agent's own */
+	if (have_st && a->sock.active) {
+		st.v[COREDAM_STAT_ACTIVE] = a->sock.writing;
+		st.v[COREDAM_STAT_WAITING] = a->sock.waiting;
+	}
+
 	look = coredam_dumps_look(a->have_last_stats ? &a->last_stats : NULL, have_st ? &st : NULL, a->n_dumps,
 				  !a->stats_from_pipe && !helper_known(a), full);
 	if (look == COREDAM_LOOK_KNOWN) {
@@ -456,7 +462,7 @@ static void status_state(const struct agent *a, struct coredam_status *st)
 	snprintf(st->destination, sizeof(st->destination), "%s", a->dest_known ? a->dest : "");
 	snprintf(st->pipe_helper, sizeof(st->pipe_helper), "%s", a->pipe_active ? "active" : "inactive");
 	snprintf(st->stats_source, sizeof(st->stats_source), "%s",
-		 a->kern.core_dump_stats ? "kernel" : a->stats_from_pipe ? "coredam-pipe" : "none");
+		 a->kern.core_dump_stats ? "kernel" : a->sock.active ? "socket" : a->stats_from_pipe ? "coredam-pipe" : "none");
 	st->space_below = a->m.space_below;
 	st->free_bytes = a->m.free_bytes;
 	st->floor_bytes = a->m.floor_bytes;
@@ -598,10 +604,24 @@ int agent_loop(struct agent *a)
 	/* WatchdogSec= of the unit: a loop that stops turning gets the agent restarted */
 	if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
 		watchdog_usec = 0;
+	_cleanup_free_ struct pollfd *p = NULL;
+	size_t p_size = 0;
+
 	while (!a->quit) {
-		struct pollfd p[3 + MAX_PSI];
-		uint64_t now = now_usec(CLOCK_MONOTONIC);
-		int timeout, n = 0, psi0;
+		uint64_t now = now_usec(CLOCK_MONOTONIC), wake = UINT64_MAX;
+		size_t want = 3 + MAX_PSI + sock_poll_max(a), n_sock;
+		int timeout, n = 0, psi0, sock0;
+
+		if (want > p_size) {
+			struct pollfd *v = realloc(p, want * sizeof(*p));
+
+			if (!v) {
+				log_error("out of memory for poll()");
+				return -ENOMEM;
+			}
+			p = v;
+			p_size = want;
+		}
 
 		if (now >= next) {
 			tick(a);
@@ -627,8 +647,16 @@ int agent_loop(struct agent *a)
 		psi0 = n;
 		for (size_t i = 0; i < a->n_psi; i++)
 			p[n++] = (struct pollfd){ .fd = a->psi[i].trigger_fd, .events = POLLPRI };
+		sock0 = n;
+		n_sock = sock_poll_fill(a, p + sock0, &wake);
+		n += (int)n_sock;
+		if (wake != UINT64_MAX) {
+			uint64_t t = now_usec(CLOCK_MONOTONIC);
 
-		if (poll(p, n, timeout) < 0) {
+			timeout = MIN(timeout, wake > t ? (int)MIN((wake - t + 999) / 1000, (uint64_t)INT32_MAX) : 0);
+		}
+
+		if (poll(p, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %m");
@@ -646,7 +674,8 @@ int agent_loop(struct agent *a)
 				log_debug("reading cgroup.events: %m");
 			track_dumps(a, true); /* the dump cgroup became (un)populated */
 		}
-		handle_psi(a, p + psi0, (size_t)(n - psi0));
+		handle_psi(a, p + psi0, (size_t)(sock0 - psi0));
+		sock_poll_handle(a, p + sock0, n_sock);
 		if (a->triggered && a->cfg.mode == COREDAM_MODE_ADAPTIVE)
 			next = now_usec(CLOCK_MONOTONIC); /* act on a trigger at once */
 	}

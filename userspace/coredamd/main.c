@@ -43,7 +43,7 @@ static void help(FILE *f)
 		"      --version          version\n\n"
 		"Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage, 3 bad configuration,\n"
 		"4 kernel lacks support (RequireKernelSupport=yes), 5 cgroup setup failed,\n"
-		"6 sysctl write failed, 7 state directory or control socket failed.\n");
+		"6 sysctl write failed, 7 state directory, control socket or coredump socket failed.\n");
 }
 
 static int setup_runtime(struct agent *a)
@@ -229,6 +229,7 @@ static int self_check(struct agent *a)
 static int start(struct agent *a)
 {
 	char w[24];
+	int r;
 
 	if (agent_setup_cgroup(a) < 0)
 		return EXIT_CGROUP;
@@ -237,8 +238,13 @@ static int start(struct agent *a)
 	(void)agent_apply_io(a);	/* logged; the tick tries again */
 	if (setup_runtime(a) < 0)
 		return EXIT_RUNTIME_DIR;
+	/* listening before core_pattern names the socket: no dump finds it missing */
+	r = sock_setup(a);
+	if (r < 0)
+		return r == -EOPNOTSUPP ? EXIT_KERNEL : EXIT_RUNTIME_DIR;
 	/* the originals are saved first */
 	if (agent_apply_sysctls(a, true) < 0) {
+		sock_close(a);
 		agent_restore(a);
 		return EXIT_SYSCTL;
 	}
@@ -249,7 +255,7 @@ static int start(struct agent *a)
 	log_info("ready event=ready mode=%s cgroup=%s write_bps=%s concurrency=%u devices=%zu kernel=%s",
 		 coredam_mode_str(a->cfg.mode), a->cfg.cgroup, format_bps_field(w, sizeof(w), a->budget.wbps),
 		 a->budget.concurrency, a->n_devs,
-		 a->m.kernel_full ? "patched" : "stock");
+		 a->m.kernel_full ? "patched" : a->sock.active ? "stock, @@ socket" : "stock");
 	sd_notifyf(0, "READY=1\nSTATUS=%s mode, cgroup %s%s", coredam_mode_str(a->cfg.mode), a->cfg.cgroup,
 		   a->m.kernel_full ? "" : " (kernel lacks coredam support)");
 	return -1;
@@ -260,6 +266,7 @@ int main(int argc, char **argv)
 	static struct agent agent = {
 		.roots = COREDAM_ROOTS_DEFAULT,
 		.cgroot_fd = -1, .cg_fd = -1, .sig_fd = -1, .ctl_fd = -1, .events_fd = -1,
+		.sock.listen_fd = -1,
 	};
 	struct agent *a = &agent;
 	struct options o = { .pattern_mode = "self" };
@@ -291,7 +298,9 @@ int main(int argc, char **argv)
 	r = agent_loop(a);
 
 	sd_notify(0, "STOPPING=1");
+	/* core_pattern back first: no new dump connects to a socket about to close */
 	agent_restore(a);
+	sock_close(a);
 	pressure_close(a);
 	unlink(a->cfg.control_socket);
 	/* a scraper sees the agent gone, not the last values it wrote */

@@ -5,6 +5,7 @@
  * assignments win. And writing one assignment into a drop-in, for set
  * --persist.
  */
+#include <sys/un.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -311,6 +312,15 @@ static int cross_check(struct parse_ctx *ctx)
 	} else if (strpbrk(c->pipe_program, " \t%") || strpbrk(c->pipe_directory, " \t%")) {
 		o = origin_of(ctx, "Program") ?: origin_of(ctx, "Directory");
 		msg = "[Pipe] Program= and Directory= may not contain white space or '%' (they go into core_pattern)";
+	} else if (c->pipe_set_core_pattern && c->sock_set_core_pattern) {
+		o = origin_of(ctx, "SetCorePattern");
+		msg = "[Pipe] SetCorePattern= and [Socket] SetCorePattern= both ask for core_pattern: choose one";
+	} else if (strpbrk(c->sock_listen, " \t%") || strstr(c->sock_listen, "..") ||
+		   strlen(c->sock_listen) >= sizeof(((struct sockaddr_un *)0)->sun_path) ||
+		   !strcmp(path_basename(c->sock_listen), "") || strrchr(c->sock_listen, '/') == c->sock_listen) {
+		o = origin_of(ctx, "Listen");
+		msg = "[Socket] Listen= must be a socket's path in a directory of its own: shorter than 108 bytes, "
+		      "without white space, '%' or '..' (the kernel's rules for core_pattern)";
 	} else if (c->writeback_window / 1024 > UINT32_MAX) {
 		o = origin_of(ctx, "WritebackWindow");
 		msg = "[Limits] WritebackWindow= is too large";

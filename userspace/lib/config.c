@@ -94,6 +94,8 @@ static const struct key keys[] = {
 	K("Pipe", "Sandbox", T_BOOL, pipe_sandbox, "yes"),
 	K("Repeats", "Keep", T_U32_INF, repeat_keep, "2"),
 	K("Repeats", "Interval", T_DURATION, repeat_interval_usec, "1h"),
+	K("Socket", "SetCorePattern", T_BOOL, sock_set_core_pattern, "no"),
+	K("Socket", "Listen", T_PATH, sock_listen, "/run/coredam/coredump/socket"),
 };
 
 const char *coredam_mode_str(enum coredam_mode m)

@@ -74,6 +74,13 @@ struct coredam_config {
 	/* [Repeats]: the cores of one crash signature kept per interval (repeats.h) */
 	uint32_t repeat_keep;		/* 0 = every one */
 	uint64_t repeat_interval_usec;
+	/*
+	 * [Socket]: coredamd serves core_pattern "@@<Listen>" (Linux 6.17 and
+	 * later), storing cores as the helper does ([Pipe] Directory=,
+	 * Compress=, CompressLevel=, CoreSizeMax=, CoreTimeMax=)
+	 */
+	bool sock_set_core_pattern;
+	char sock_listen[PATH_MAX];
 };
 
 void coredam_config_init(struct coredam_config *cfg);

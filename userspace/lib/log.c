@@ -121,6 +121,8 @@ static const struct {
 	{ "reload-failed", "8c88551ff2174d279a85e2a580307008" },
 	{ "reloaded", "207f6df8c15f403286bb0f95bb0e4707" },
 	{ "set", "9cd28f92f39b4559bb29409ddfff3dd5" },
+	{ "socket", "0a79f4bfa58a48e68cc5ff113f4e3f54" },
+	{ "socket-reject", "56099302859b470d98dc71c344bfc0a3" },
 	{ "space-low", "3996a24d14144a4ebb8a4554f962ac77" },
 	{ "space-ok", "24db1b86426147f0b17d3c321a32e542" },
 	{ "sysctls-restored", "9a729a0945d0413ba87caf6b96f40b9e" },

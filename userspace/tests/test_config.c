@@ -233,3 +233,30 @@ TEST(pipe_config_keys)
 		CHECK(strstr(e.msg, "white space") != NULL);
 	}
 }
+
+TEST(socket_config_keys)
+{
+	static const char *const bad[] = {
+		"[Socket]\nListen=/run/a b/socket\n",			/* white space: core_pattern splits there */
+		"[Socket]\nListen=/run/%p/socket\n",			/* a specifier */
+		"[Socket]\nListen=/run/coredam/../socket\n",		/* the kernel refuses ".." */
+		"[Socket]\nListen=/socket\n",				/* no directory of its own */
+		"[Socket]\nListen=/run/coredam/\n",			/* no name */
+		"[Socket]\nListen=/run/coredam/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		"[Pipe]\nSetCorePattern=yes\n[Socket]\nSetCorePattern=yes\n",	/* both want core_pattern */
+	};
+	struct coredam_config c;
+	struct coredam_error e;
+
+	coredam_config_init(&c);
+	CHECK(!c.sock_set_core_pattern);
+	CHECK_STREQ(c.sock_listen, "/run/coredam/coredump/socket");
+	mkfile("s.conf", "[Socket]\nSetCorePattern=yes\nListen=/run/cd/sock\n");
+	CHECK_OK(coredam_config_load(tpath("s.conf"), NULL, &c, &e));
+	CHECK(c.sock_set_core_pattern);
+	CHECK_STREQ(c.sock_listen, "/run/cd/sock");
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		mkfile("s.conf", bad[i]);
+		CHECK_ERRNO(coredam_config_load(tpath("s.conf"), NULL, &c, &e), -EINVAL);
+	}
+}

@@ -1,0 +1,234 @@
+"""VM tests of coredamd serving the coredump socket (core_pattern
+"@@/path", Linux 6.17 and later) on a stock 7.3 kernel: a burst keeps
+every core whole, at most the budget streaming at once, in arrival order,
+each written from inside the dump cgroup, with the counters exact and
+core_pattern put back; a storm over the waiting cap and past the wait
+timeout is answered with COREDUMP_REJECT, every rejection counted by its
+cause and no core stored for it."""
+
+import json
+import os
+import re
+
+from harness.parsers import name_values
+from harness.setups import TEST_CONF
+
+# the stock 7.3 kernel `make kernel` builds (make kernel-7.3); COREDAM_KERNEL_73 names another bzImage
+KERNEL73 = os.environ.get("COREDAM_KERNEL_73") or "stock-7.3"
+
+SOCKET = "/run/coredam/coredump/socket"
+MB = 8
+PAGES = MB * 1024 * 1024 // 4096
+
+LIB = r"""
+. /lib/coredam/lib.sh
+. /lib/coredam/agent.sh
+. /lib/coredam/pipe_helper.sh
+. /lib/coredam/socket.sh
+pipe_setup
+"""
+
+SOCK_CONF = TEST_CONF + """\
+[Pipe]
+Directory=/scratch/cores
+[Socket]
+SetCorePattern=yes
+Listen=%s
+""" % SOCKET
+
+
+def boot73(boot, script, conf, timeout=900):
+    res = boot(script, kernel=KERNEL73, files={"coredam.conf": conf}, timeout=timeout)
+    assert res.rc == 0, res.output + "\n--- agent log ---\n" + \
+        (res.text("agent.log") if res.path("agent.log").exists() else "")
+    return res
+
+
+def meta(res):
+    return [json.loads(line) for line in res.text("meta.json").splitlines() if line.strip()]
+
+
+def max_overlap(ms):
+    """Most dumps writing at once, from [admitted, done] of each."""
+    ev = sorted([(m["admitted_usec"], 1) for m in ms] + [(m["done_usec"], -1) for m in ms],
+                key=lambda e: (e[0], e[1]))
+    cur = top = 0
+    for _, d in ev:
+        cur += d
+        top = max(top, cur)
+    return top
+
+
+BURST_N = int(os.environ.get("SOCK_BURST_N", "12"))
+
+BURST = LIB + r"""
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
+cat /proc/sys/net/core/somaxconn > $RESULTS/somaxconn
+start_agent
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.agent
+stat -c '%a %U %F' /run/coredam/coredump /run/coredam/coredump/socket > $RESULTS/socket.stat
+# {n} crashers, crashing one after the other: the arrival order is known
+mkdir -p /tmp/b
+pids=""
+i=0
+while [ $i -lt {n} ]; do
+    crasher -m {mb} -w /tmp/b/go.$i -r /tmp/b/ready.$i &
+    pids="$pids $!"
+    i=$((i + 1))
+done
+waitfor 300 "{n} crashers ready" count_ready /tmp/b {n}
+n=0
+for p in $pids; do
+    echo $p >> $RESULTS/order.txt
+    touch /tmp/b/go.$n
+    n=$((n + 1))
+    sleep 0.3
+done
+for p in $pids; do wait $p || true; done
+waitfor 300 "{n} dumps ended" sock_ended {n}
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+ctl status --json > $RESULTS/status.json
+stop_agent
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
+[ -e /run/coredam/coredump/socket ] && echo present > $RESULTS/socket.after || true
+"""
+
+
+def test_socket_burst_whole_fifo_cgroup_counted(boot):
+    res = boot73(boot, BURST.replace("{n}", str(BURST_N)).replace("{mb}", str(MB)), SOCK_CONF)
+    # the agent served the socket and put core_pattern back at exit
+    assert res.text("pattern.agent").strip() == "@@" + SOCKET
+    assert res.text("pattern.after") == res.text("pattern.before")
+    assert not res.path("socket.after").exists()
+    assert res.text("socket.stat").splitlines() == ["700 root directory", "600 root socket"]
+    backlog = int(res.text("somaxconn"))
+    assert f"backlog={backlog}" in res.text("agent.log")
+
+    ms = meta(res)
+    assert len(ms) == BURST_N, res.text("ls.txt")
+    cores = res.json_lines("cores.json")
+    assert len(cores) == BURST_N and res.text("incomplete.txt") == "", res.text("ls.txt")
+    by_pid = {m["pid"]: m for m in ms}
+    for c in cores:
+        # whole: every page of the crasher's pattern, none twice, the size the headers say
+        assert c["valid"] and c["complete"], c
+        assert c["pattern_pages"] == PAGES and c["pattern_dupes"] == 0, c
+        m = by_pid[c["pid"]]
+        assert m["size"] == c["size"] and m["signal"] == c["signal"], (m, c)
+    # every writer wrote from inside the dump cgroup
+    assert {m["cgroup"] for m in ms} == {"/coredump.slice"}, ms
+    # never more than the budget streaming at once
+    assert max_overlap(ms) <= 2, ms
+    # admitted in arrival order: tickets in crash order, admissions in ticket order
+    order = [int(p) for p in res.text("order.txt").split()]
+    by_ticket = sorted(ms, key=lambda m: m["ticket"])
+    assert [m["pid"] for m in by_ticket] == order
+    admitted = [m["admitted_usec"] for m in by_ticket]
+    assert admitted == sorted(admitted), by_ticket
+    for m in ms:
+        assert re.fullmatch(r"core\.crasher\.%d\.\d+" % m["pid"], m["core"]), m
+
+    st = name_values(res.text("stats.txt"))
+    assert st["started"] == BURST_N and st["admitted"] == BURST_N and st["completed"] == BURST_N, st
+    assert st["failed"] == 0 and st["uncharged"] == 0, st
+    assert sum(st[k] for k in st if k.startswith("skipped_")) == 0, st
+    status = json.loads(res.text("status.json"))
+    assert status["counters"]["completed"] == BURST_N and status["counters"]["started"] == BURST_N
+
+
+# one at a time, three waiting places, a 3 s wait: the first dump (32 MB at
+# 4 MB/s) streams for 8 s or more while the storm arrives
+REJECT_CONF = SOCK_CONF.replace("Concurrency=2", "Concurrency=1").replace("QueueCap=32", "QueueCap=3") \
+    .replace("WriteBandwidth=10M", "WriteBandwidth=4M").replace("[Limits]\n", "[Limits]\nWaitTimeout=3s\n")
+STORM_N = 8
+
+REJECT = LIB + r"""
+start_agent
+mkdir -p /tmp/b
+crasher -m 32 -w /tmp/b/go.big -r /tmp/b/ready.big &
+big=$!
+i=0
+pids=""
+while [ $i -lt {n} ]; do
+    crasher -m 1 -w /tmp/b/go -r /tmp/b/ready.$i &
+    pids="$pids $!"
+    i=$((i + 1))
+done
+waitfor 300 "crashers ready" count_ready /tmp/b $(({n} + 1))
+touch /tmp/b/go.big
+waitfor 60 "the big dump admitted" pstat_is admitted 1
+# the storm: three wait, the rest find every waiting place taken
+touch /tmp/b/go
+for p in $pids; do wait $p || true; done
+wait $big || true
+waitfor 120 "the big dump stored" pstat_is completed 1
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+ctl status --json > $RESULTS/status.json
+stop_agent
+"""
+
+
+def test_socket_cap_and_timeout_rejected_counted(boot):
+    res = boot73(boot, REJECT.replace("{n}", str(STORM_N)), REJECT_CONF)
+    st = name_values(res.text("stats.txt"))
+    # the big one streamed; three held then timed out with it still streaming; the rest rejected at once
+    assert st["started"] == STORM_N + 1, st
+    assert st["admitted"] == 1 and st["completed"] == 1 and st["failed"] == 0, st
+    assert st["skipped_timeout"] == 3, st
+    assert st["skipped_full"] == STORM_N - 3, st
+    assert st["skipped_error"] == 0 and st["skipped_killed"] == 0, st
+    log = res.text("agent.log")
+    assert log.count("reason=timeout") == 3 and log.count("reason=full") == STORM_N - 3, log
+    # rejected once they waited the timeout (3 s), not when the slot came back;
+    # 2 s of tolerance for a loaded guest
+    waited = [int(w) for w in re.findall(r"reason=timeout waited_ms=(\d+)", log)]
+    assert all(3000 <= w < 5000 for w in waited), waited
+    # the full were answered at once
+    waited = [int(w) for w in re.findall(r"reason=full waited_ms=(\d+)", log)]
+    assert all(w < 2000 for w in waited), waited
+    # no core for a rejected dump: only the big one's
+    ms = meta(res)
+    assert len(ms) == 1 and res.text("incomplete.txt") == "", res.text("ls.txt")
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 1 and cores[0]["valid"] and cores[0]["complete"], cores
+    status = json.loads(res.text("status.json"))
+    assert status["counters"]["skipped_timeout"] == 3
+
+
+KILLED = LIB + r"""
+start_agent
+mkdir -p /tmp/b
+crasher -m 32 -w /tmp/b/go -r /tmp/b/ready.0 &
+p=$!
+waitfor 60 "crasher ready" count_ready /tmp/b 1
+touch /tmp/b/go
+waitfor 60 "the dump admitted" pstat_is admitted 1
+# SIGKILL while the kernel streams its core: the kernel stops and closes the connection
+sleep 2
+kill -KILL $p
+wait $p || true
+waitfor 120 "the dump ended" sock_ended 1
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+stop_agent
+"""
+
+
+def test_socket_dump_cut_short_is_failed_never_whole(boot):
+    conf = SOCK_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=4M")
+    res = boot73(boot, KILLED, conf)
+    st = name_values(res.text("stats.txt"))
+    assert st["admitted"] == 1 and st["failed"] == 1 and st["completed"] == 0, st
+    # kept for what it holds, under a name no one takes for a whole core
+    assert res.text("incomplete.txt").split() and not res.path("cores.json").exists(), res.text("ls.txt")
+    ms = meta(res)
+    assert len(ms) == 1 and ms[0]["core"].endswith(".incomplete") and ms[0]["truncated"], ms
+    log = res.text("agent.log")
+    assert "cut short" in log
+    # named so by its writer, not by the agent's later sweep for short cores
+    assert "event=incomplete-marked" not in log, log

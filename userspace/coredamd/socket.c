@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * coredamd serving the coredump socket: core_pattern "@@<Listen>" (Linux
+ * 6.17 and later). The kernel connects from each dumping task, sends a
+ * request and waits for the ack with no timeout; the agent accepts every
+ * pending connection at once from its loop, holds the ack of a dump that
+ * has no slot (FIFO, the agent's budget: Concurrency=, QueueCap=,
+ * WaitTimeout=), answers COREDUMP_REJECT to one over the cap, past the
+ * timeout or below the free-space floor, and hands an admitted one to a
+ * writer process of its own in the dump cgroup, which streams the core to
+ * disk with the pipe helper's writer. Counted in the pipe helper's
+ * counters (<state>/pipe/stats), as the helper counts: every connection
+ * started; admitted; completed or failed by its writer (or by the agent
+ * when the writer was killed); a rejection skipped by cause (full,
+ * timeout, space, error for a peer that is no dumping task or breaks the
+ * protocol, killed for a dump whose task died waiting or that was held
+ * when the agent stopped).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "agent.h"
+#include "cgroup.h"
+#include "core-store.h"
+#include "fileio.h"
+#include "log.h"
+#include "macro.h"
+#include "path-util.h"
+#include "pipe-dest.h"
+#include "pipe-outcome.h"
+#include "pipe-state.h"
+#include "sandbox.h"
+#include "sched-util.h"
+#include "sock-admit.h"
+#include "string-util.h"
+#include "time-util.h"
+
+/* How long a connection may take to send its request: the kernel sends it at once. */
+#define SOCK_REQ_TIMEOUT_USEC (5ULL * 1000 * 1000)
+/* How long a writer waits for the kernel's mark after the ack. */
+#define SOCK_MARK_TIMEOUT_MS 5000
+
+static void count(struct agent *a, int what)
+{
+	struct coredam_pipe_stats d = { 0 };
+	int r;
+
+	d.v[what] = 1;
+	r = coredam_pipe_stats_add(a->roots.state, &d);
+	if (r < 0)
+		log_warning("cannot update the counters in %s/pipe/stats: %s", a->roots.state, strerror(-r));
+}
+
+/* The listen backlog: net.core.somaxconn, which caps what listen() takes anyway. */
+static int backlog(struct agent *a)
+{
+	char buf[32];
+	unsigned long v;
+
+	if (coredam_sysctl_read(&a->roots, "net.core.somaxconn", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%lu", &v) != 1 || v < 128)
+		return 4096;
+	return v > INT32_MAX ? INT32_MAX : (int)v;
+}
+
+/*
+ * The socket's directory: root's, 0700 (only root may connect, as only
+ * the kernel should), every component checked as the helper's destination
+ * is. A stale socket there is removed; anything else of that name is left
+ * and refused.
+ */
+static int sock_bind(struct agent *a, int *ret_fd)
+{
+	const char *path = a->cfg.sock_listen;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX];
+	_cleanup_close_ int dfd = -1, fd = -1;
+	struct coredam_error e;
+	struct stat st;
+	int r;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(path_basename(path) - path), path);
+	r = mkdir_p(dir, 0700);
+	if (r < 0)
+		return log_error_errno(r, "cannot create %s: %m", dir);
+	r = coredam_pipe_open_dest(dir, 0, &dfd, &e);
+	if (r < 0) {
+		log_error("[Socket] Listen=%s refused: %s", path, e.msg);
+		return r;
+	}
+	if (fchmod(dfd, 0700) < 0)
+		return log_error_errno(-errno, "cannot make %s root's only: %m", dir);
+	if (fstatat(dfd, path_basename(path), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_error("[Socket] Listen=%s exists and is no socket: left as it is", path);
+			return -EEXIST;
+		}
+		if (unlinkat(dfd, path_basename(path), 0) < 0)
+			return log_error_errno(-errno, "cannot remove the stale socket %s: %m", path);
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return log_error_errno(-errno, "socket: %m");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_error_errno(-errno, "cannot bind %s: %m", path);
+	(void)fchmodat(dfd, path_basename(path), 0600, 0);
+	a->sock.backlog = backlog(a);
+	if (listen(fd, a->sock.backlog) < 0)
+		return log_error_errno(-errno, "cannot listen on %s: %m", path);
+	*ret_fd = take_fd(&fd);
+	return 0;
+}
+
+int sock_setup(struct agent *a)
+{
+	_cleanup_free_ char *modes = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	a->sock.listen_fd = -1;
+	if (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup)
+		return 0;
+	/*
+	 * Before 6.16 "@@/path" would be taken for a file name relative to
+	 * each crashed process's directory; 6.16 refuses "@@" when written.
+	 */
+	snprintf(path, sizeof(path), "%s/sys/kernel/core_modes", a->roots.proc);
+	if (read_file_at(AT_FDCWD, path, 4096, &modes) < 0 || !coredam_word_in(modes, "socket")) {
+		log_error("[Socket] SetCorePattern=yes: this kernel has no coredump socket (%s/sys/kernel/core_modes "
+			  "lacks \"socket\"; @@ needs Linux 6.17 or later)", a->roots.proc);
+		return -EOPNOTSUPP;
+	}
+	r = xsnprintf(a->sock.pattern, sizeof(a->sock.pattern), "@@%s", a->cfg.sock_listen);
+	if (r >= 0)
+		r = sock_bind(a, &a->sock.listen_fd);
+	if (r < 0)
+		return r;
+	a->sock.active = true;
+	return 1;
+}
+
+int sock_install_pattern(struct agent *a)
+{
+	int r;
+
+	r = coredam_sysctl_write(&a->roots, "kernel.core_pattern", a->sock.pattern);
+	if (r < 0)
+		return log_error_errno(r, "cannot write %s/sys/kernel/core_pattern: %m (the kernel serves @@ from 6.17 on)",
+				       a->roots.proc);
+	log_info("core_pattern set to the coredump socket event=socket core_pattern=\"%s\" backlog=%d",
+		 a->sock.pattern, a->sock.backlog);
+	return 0;
+}
+
+/* Close *@fd and mark it closed: a number kept after close() is another file's after the next open. */
+static void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void conn_free(struct sock_conn *c)
+{
+	fd_close(&c->fd);
+	fd_close(&c->peer.pidfd);
+	fd_close(&c->writer_pidfd);
+}
+
+/* Forget conns[i], keeping the others' arrival order. */
+static void conn_remove(struct agent *a, size_t i)
+{
+	struct sock_server *s = &a->sock;
+
+	conn_free(&s->conns[i]);
+	memmove(&s->conns[i], &s->conns[i + 1], (s->n - i - 1) * sizeof(s->conns[0]));
+	s->n--;
+}
+
+static uint64_t waited_ms(const struct sock_conn *c, uint64_t now)
+{
+	return (now - c->arrived_usec) / 1000;
+}
+
+/* Answer COREDUMP_REJECT, count it as @what and forget the connection. */
+static void reject(struct agent *a, size_t i, int what, const char *reason)
+{
+	struct sock_conn *c = &a->sock.conns[i];
+	int r;
+
+	r = coredam_sock_ack_send(c->fd, &c->req, COREDUMP_REJECT);
+	log_warning("core of pid %d (uid %u, signal %d) rejected event=socket-reject pid=%d exe=%s reason=%s waited_ms=%" PRIu64 "%s",
+		    (int)c->peer.pid, (unsigned)c->peer.uid, c->peer.signal, (int)c->peer.pid, c->exe, reason,
+		    waited_ms(c, now_usec(CLOCK_MONOTONIC)), r < 0 ? " (the kernel had gone)" : "");
+	if (c->state == SOCK_CONN_WAITING)
+		a->sock.waiting--;
+	count(a, what);
+	conn_remove(a, i);
+}
+
+/* A connection that is no dump, or that broke the protocol: closed without an answer. */
+static void drop(struct agent *a, size_t i, const char *why)
+{
+	struct sock_conn *c = &a->sock.conns[i];
+
+	log_warning("coredump socket: connection from pid %d dropped: %s event=socket-reject reason=error",
+		    (int)c->peer.pid, why);
+	count(a, COREDAM_PIPE_SKIPPED_ERROR);
+	conn_remove(a, i);
+}
+
+/* Join the dump cgroup and become background work, as the helper does; false when not charged. */
+static bool writer_settle(struct agent *a, const struct sock_conn *c, char *cg, size_t cgsize)
+{
+	bool charged = coredam_cg_attach(a->cg_fd, getpid()) >= 0;
+
+	if (coredam_cg_of_pid(a->roots.proc, getpid(), cg, cgsize) < 0)
+		snprintf(cg, cgsize, "?");
+	if (a->cfg.dump_nice != COREDAM_NICE_KEEP) {
+		(void)coredam_sched_background(a->roots.proc, c->peer.pid, NULL, a->cfg.dump_nice);
+		(void)coredam_sched_background(a->roots.proc, getpid(), cg, a->cfg.dump_nice);
+	}
+	return charged;
+}
+
+/*
+ * The writer, in a process of its own so that the dump cgroup's io.max
+ * and memory limits pace it: read the kernel's mark, confine itself,
+ * store the core, count what became of it. Never returns.
+ */
+static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
+{
+	struct sock_conn *c = &a->sock.conns[i];
+	struct coredam_pipe_outcome out = { 0 };
+	struct coredam_pipe_stats d;
+	struct coredam_core_stored st;
+	struct coredam_pipe_args args = {
+		.pid = c->peer.pid, .uid = c->peer.uid, .gid = c->peer.gid, .signal = c->peer.signal,
+		.time = c->time, .rlimit = UINT64_MAX, .dumpable = c->peer.dumpable,
+	};
+	char cg[PATH_MAX];
+	struct coredam_core_meta m = {
+		.pid = c->peer.pid, .uid = c->peer.uid, .gid = c->peer.gid, .signal = c->peer.signal,
+		.time = c->time, .comm = c->comm, .dumpable = c->peer.dumpable, .rlimit = UINT64_MAX,
+		.ticket = c->serial, .arrived_usec = c->arrived_usec, .admitted_usec = c->admitted_usec,
+		.waited_ms = (c->admitted_usec - c->arrived_usec) / 1000, .cgroup = cg,
+		.compression = a->cfg.pipe_compress ? "zstd" : "none",
+	};
+	struct coredam_error e = {};
+	sigset_t none;
+	_cleanup_close_ int dirfd = -1;
+	uint32_t mark = 0;
+	int r, status = COREDAM_PIPE_EXIT_FAILED;
+
+	/* nothing of the agent's but this connection: above all not the listening socket */
+	for (size_t j = 0; j < a->sock.n; j++) {
+		if (j != i)
+			conn_free(&a->sock.conns[j]);
+	}
+	fd_close(&a->sock.listen_fd);
+	fd_close(&a->ctl_fd);
+	fd_close(&a->sig_fd);
+	fd_close(&a->events_fd);
+	for (size_t j = 0; j < a->n_psi; j++)
+		fd_close(&a->psi[j].trigger_fd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+
+	snprintf(args.dir, sizeof(args.dir), "%s", a->cfg.pipe_directory);
+	snprintf(args.comm, sizeof(args.comm), "%s", c->comm);
+	if (!writer_settle(a, c, cg, sizeof(cg)))
+		coredam_pipe_outcome_add(&out, COREDAM_PIPE_UNCHARGED);
+	fd_close(&a->cg_fd);
+	fd_close(&a->cgroot_fd);
+
+	/* the writer blocks on the stream; its deadline is CoreTimeMax= */
+	r = fcntl(c->fd, F_SETFL, 0) < 0 ? -errno : 0;
+	if (r < 0) {
+		log_error("core of pid %d not stored: fcntl(%d): %s", (int)c->peer.pid, c->fd, strerror(-r));
+		coredam_pipe_outcome_add(&out, COREDAM_PIPE_FAILED);
+		goto out;
+	}
+	r = coredam_sock_mark_read(c->fd, SOCK_MARK_TIMEOUT_MS, &mark);
+	if (r < 0) {
+		log_error("core of pid %d not stored: the kernel's mark after the ack: %s (mark %u)", (int)c->peer.pid,
+			  strerror(-r), mark);
+		coredam_pipe_outcome_add(&out, COREDAM_PIPE_FAILED);
+		goto out;
+	}
+	r = coredam_pipe_open_dest(args.dir, 0, &dirfd, &e);
+	if (r < 0) {
+		log_error("core of pid %d not stored: destination %s refused: %s", (int)c->peer.pid, args.dir, e.msg);
+		coredam_pipe_outcome_add(&out, COREDAM_PIPE_FAILED);
+		goto out;
+	}
+	if (a->cfg.pipe_sandbox) {
+		log_open();
+		r = coredam_sandbox_enter(a->roots.state, &e);
+		if (r < 0) {
+			log_error("core of pid %d not stored: cannot confine the writer: %s ([Pipe] Sandbox=no stores cores unconfined)",
+				  (int)c->peer.pid, e.msg);
+			coredam_pipe_outcome_add(&out, COREDAM_PIPE_FAILED);
+			goto out;
+		}
+	}
+	r = coredam_core_store(c->fd, NULL, 0, &a->cfg, &args, dirfd, a->m.floor_bytes, &m, &st, &e);
+	if (r < 0)
+		log_error("core of pid %d: %s", (int)c->peer.pid, e.msg);
+	if (st.warn[0])
+		log_warning("core of pid %d: %s", (int)c->peer.pid, st.warn);
+	status = coredam_pipe_outcome_stored(&out, r, &st.res, st.expected);
+	if (r >= 0 && status != COREDAM_PIPE_EXIT_STORED)
+		log_error("core of pid %d (uid %u, signal %d) cut short: the kernel sent %" PRIu64 " of the %" PRIu64
+			  " bytes its ELF headers declare (process killed while dumping?); kept as %s/%s",
+			  (int)c->peer.pid, (unsigned)c->peer.uid, c->peer.signal, st.res.in_bytes, st.expected, args.dir,
+			  st.final);
+	else if (r >= 0)
+		log_info("core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64
+			 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
+			 (int)c->peer.pid, (unsigned)c->peer.uid, c->peer.signal, args.dir, st.final, st.res.in_bytes,
+			 coredam_pipe_cut_reason(&st.res, UINT64_MAX), st.res.out_bytes, m.waited_ms, m.write_ms);
+out:
+	coredam_pipe_outcome_delta(&out, &d);
+	r = coredam_pipe_stats_add(a->roots.state, &d);
+	if (r < 0)
+		log_warning("cannot update the counters in %s/pipe/stats: %s", a->roots.state, strerror(-r));
+	_exit(status);
+}
+
+/* Ack COREDUMP_KERNEL and start the writer; on failure the dump is counted failed. */
+static void admit(struct agent *a, size_t i, uint64_t now)
+{
+	struct sock_conn *c = &a->sock.conns[i];
+	int r, pidfd = -1;
+	pid_t pid;
+
+	if (c->state == SOCK_CONN_WAITING)
+		a->sock.waiting--;
+	c->admitted_usec = now;
+	count(a, COREDAM_PIPE_ADMITTED);
+	/* the writer exists before the kernel starts to send: nothing is lost to a failed fork */
+	pid = fork();
+	if (pid == 0)
+		writer(a, i);
+	if (pid > 0) {
+		/* the child cannot be reaped before this: only writer_done() waits for it */
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pidfd < 0) {
+			r = -errno;
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, NULL, 0);
+			errno = -r;
+			pid = -1;
+		}
+	}
+	if (pid < 0) {
+		r = -errno;
+		log_error("core of pid %d not stored: cannot start its writer: %s", (int)c->peer.pid, strerror(-r));
+		(void)coredam_sock_ack_send(c->fd, &c->req, COREDUMP_REJECT);
+		count(a, COREDAM_PIPE_FAILED);
+		conn_remove(a, i);
+		return;
+	}
+	c->writer = pid;
+	c->writer_pidfd = pidfd;
+	c->state = SOCK_CONN_WRITING;
+	a->sock.writing++;
+	r = coredam_sock_ack_send(c->fd, &c->req, COREDUMP_KERNEL);
+	if (r < 0)
+		log_warning("core of pid %d: the ack was not sent (%s): its writer will find the kernel gone",
+			    (int)c->peer.pid, strerror(-r));
+	log_info("dump admitted event=dump-admitted pid=%d exe=%s waited_ms=%" PRIu64 " writer=%d", (int)c->peer.pid,
+		 c->exe, waited_ms(c, now), (int)pid);
+	/* the writer has its own copy: the agent's would keep the stream open past a killed writer */
+	fd_close(&c->fd);
+}
+
+/* The writer of conns[i] ended: a writer killed never counted its dump, so it is failed here. */
+static void writer_done(struct agent *a, size_t i)
+{
+	struct sock_conn *c = &a->sock.conns[i];
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	siginfo_t si = { 0 };
+	const char *outcome;
+
+	if (waitid(P_PIDFD, (id_t)c->writer_pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+		return;
+	if (si.si_code == CLD_EXITED && si.si_status == COREDAM_PIPE_EXIT_STORED) {
+		outcome = "completed";
+	} else if (si.si_code == CLD_EXITED) {
+		outcome = "failed";
+	} else {
+		outcome = "failed";
+		count(a, COREDAM_PIPE_FAILED);
+		log_error("core of pid %d: its writer %d was killed by signal %d: counted failed", (int)c->peer.pid,
+			  (int)c->writer, si.si_status);
+	}
+	log_info("dump ended event=dump-end pid=%d exe=%s duration_ms=%" PRIu64 " waited_ms=%" PRIu64 " outcome=%s",
+		 (int)c->peer.pid, c->exe, (now - c->arrived_usec) / 1000, (c->admitted_usec - c->arrived_usec) / 1000,
+		 outcome);
+	a->sock.writing--;
+	conn_remove(a, i);
+}
+
+/* Who the crashed process is: its pidfd, its comm and exe through /proc checked against it. */
+static void peer_names(struct agent *a, struct sock_conn *c)
+{
+	char exe[PATH_MAX];
+
+	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "comm", c->comm, sizeof(c->comm)) < 0)
+		snprintf(c->comm, sizeof(c->comm), "unknown");
+	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "exe", exe, sizeof(exe)) < 0)
+		snprintf(exe, sizeof(exe), "%s", c->comm);
+	coredam_escape(exe, COREDAM_ESCAPE_WORD, c->exe, sizeof(c->exe));
+}
+
+/* The request of conns[i] is readable: read it, then admit, hold or reject the dump. */
+static void request(struct agent *a, size_t i, uint64_t now)
+{
+	struct sock_conn *c = &a->sock.conns[i];
+	struct coredam_pipe_budget b = { a->adm.concurrency, a->adm.waiting, a->adm.timeout_ms };
+	int r = coredam_sock_req_read(c->fd, &c->req);
+
+	if (r == -EAGAIN)
+		return;
+	if (r < 0) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "bad request: %s", strerror(-r));
+		drop(a, i, why);
+		return;
+	}
+	peer_names(a, c);
+	if (a->sock.stopping) {
+		reject(a, i, COREDAM_PIPE_SKIPPED_KILLED, "stopped");
+		return;
+	}
+	if (a->m.space_below) {
+		reject(a, i, COREDAM_PIPE_SKIPPED_SPACE, "space");
+		return;
+	}
+	switch (coredam_sock_arrive(&b, a->sock.writing, a->sock.waiting)) {
+	case COREDAM_SOCK_ADMIT:
+		admit(a, i, now);
+		break;
+	case COREDAM_SOCK_WAIT:
+		c->state = SOCK_CONN_WAITING;
+		a->sock.waiting++;
+		log_info("dump waits event=dump-start pid=%d exe=%s state=waiting ahead=%u", (int)c->peer.pid, c->exe,
+			 a->sock.waiting - 1 + a->sock.writing);
+		break;
+	default:
+		reject(a, i, COREDAM_PIPE_SKIPPED_FULL, "full");
+		break;
+	}
+}
+
+/* Every pending connection at once; the peer named before anything is read from it. */
+static void accept_all(struct agent *a, uint64_t now)
+{
+	struct sock_server *s = &a->sock;
+
+	for (;;) {
+		struct sock_conn *c;
+		int fd, r;
+
+		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+				log_warning("coredump socket: accept: %m");
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 64;
+			struct sock_conn *v = realloc(s->conns, cap * sizeof(*v));
+
+			if (!v) {
+				log_error("coredump socket: out of memory: connection closed, its core lost");
+				close(fd);
+				count(a, COREDAM_PIPE_STARTED);
+				count(a, COREDAM_PIPE_SKIPPED_ERROR);
+				continue;
+			}
+			s->conns = v;
+			s->cap = cap;
+		}
+		c = &s->conns[s->n++];
+		*c = (struct sock_conn){
+			.state = SOCK_CONN_REQ, .fd = fd, .peer.pidfd = -1, .writer_pidfd = -1,
+			.serial = ++s->serial, .arrived_usec = now, .time = (uint64_t)time(NULL),
+		};
+		snprintf(c->exe, sizeof(c->exe), "?");
+		count(a, COREDAM_PIPE_STARTED);
+		r = coredam_sock_peer_get(fd, &c->peer);
+		if (r < 0 || !c->peer.coredumping) {
+			if (r >= 0)
+				fd_close(&c->peer.pidfd);
+			drop(a, s->n - 1, r < 0 ? "no pidfd for the peer" : "the peer is no dumping task");
+			continue;
+		}
+		request(a, s->n - 1, now);
+	}
+}
+
+/* The waiters, oldest first: free slots to the oldest, the timed out rejected. */
+static void admit_waiters(struct agent *a, uint64_t now)
+{
+	struct sock_server *s = &a->sock;
+	struct coredam_pipe_budget b = { a->adm.concurrency, a->adm.waiting, a->adm.timeout_ms };
+	_cleanup_free_ uint64_t *arrived = NULL;
+	_cleanup_free_ enum coredam_sock_verdict *v = NULL;
+	_cleanup_free_ uint64_t *serial = NULL;
+	size_t n = 0;
+
+	if (s->waiting == 0)
+		return;
+	arrived = calloc(s->waiting, sizeof(*arrived));
+	serial = calloc(s->waiting, sizeof(*serial));
+	v = calloc(s->waiting, sizeof(*v));
+	if (!arrived || !serial || !v)
+		return;	/* tried again at the next event */
+	for (size_t i = 0; i < s->n && n < s->waiting; i++)
+		if (s->conns[i].state == SOCK_CONN_WAITING) {
+			arrived[n] = s->conns[i].arrived_usec;
+			serial[n++] = s->conns[i].serial;
+		}
+	coredam_sock_admit(&b, s->writing, arrived, n, now, v);
+	for (size_t k = 0; k < n; k++) {
+		size_t i;
+
+		if (v[k] == COREDAM_SOCK_WAIT)
+			continue;
+		for (i = 0; i < s->n && s->conns[i].serial != serial[k]; i++)
+			;
+		if (i == s->n)
+			continue;
+		if (v[k] == COREDAM_SOCK_ADMIT)
+			admit(a, i, now);
+		else
+			reject(a, i, COREDAM_PIPE_SKIPPED_TIMEOUT, "timeout");
+	}
+}
+
+size_t sock_poll_max(const struct agent *a)
+{
+	return a->sock.active ? 1 + a->sock.n : 0;
+}
+
+size_t sock_poll_fill(struct agent *a, struct pollfd *p, uint64_t *deadline_usec)
+{
+	struct sock_server *s = &a->sock;
+	struct coredam_pipe_budget b = { a->adm.concurrency, a->adm.waiting, a->adm.timeout_ms };
+	bool oldest = true;
+
+	if (!s->active)
+		return 0;
+	p[0] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+	for (size_t i = 0; i < s->n; i++) {
+		struct sock_conn *c = &s->conns[i];
+
+		switch (c->state) {
+		case SOCK_CONN_REQ:
+			p[1 + i] = (struct pollfd){ .fd = c->fd, .events = POLLIN | POLLRDHUP };
+			*deadline_usec = MIN(*deadline_usec, c->arrived_usec + SOCK_REQ_TIMEOUT_USEC);
+			break;
+		case SOCK_CONN_WAITING:
+			/* the task killed while it waits closes the kernel's end */
+			p[1 + i] = (struct pollfd){ .fd = c->fd, .events = POLLRDHUP };
+			if (oldest)
+				*deadline_usec = MIN(*deadline_usec, coredam_sock_deadline(&b, c->arrived_usec));
+			oldest = false;
+			break;
+		case SOCK_CONN_WRITING:
+			p[1 + i] = (struct pollfd){ .fd = c->writer_pidfd, .events = POLLIN };
+			break;
+		}
+	}
+	return 1 + s->n;
+}
+
+void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
+{
+	struct sock_server *s = &a->sock;
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+	if (!s->active || n == 0)
+		return;
+	/* from the newest: removing one moves only those already handled */
+	for (size_t i = MIN(s->n, n - 1); i-- > 0;) {
+		struct sock_conn *c = &s->conns[i];
+		short ev = p[1 + i].revents;
+
+		if (c->state == SOCK_CONN_WRITING) {
+			if (ev)
+				writer_done(a, i);
+		} else if (c->state == SOCK_CONN_REQ) {
+			if (ev)
+				request(a, i, now);
+			else if (now >= c->arrived_usec + SOCK_REQ_TIMEOUT_USEC)
+				drop(a, i, "no request within 5 s");
+		} else if (ev & (POLLRDHUP | POLLHUP | POLLERR)) {
+			log_warning("core of pid %d lost event=socket-reject pid=%d exe=%s reason=killed waited_ms=%" PRIu64
+				    ": the task died while it waited", (int)c->peer.pid, (int)c->peer.pid, c->exe,
+				    waited_ms(c, now));
+			s->waiting--;
+			count(a, COREDAM_PIPE_SKIPPED_KILLED);
+			conn_remove(a, i);
+		}
+	}
+	if (p[0].revents & POLLIN)
+		accept_all(a, now);
+	admit_waiters(a, now);
+}
+
+void sock_close(struct agent *a)
+{
+	struct sock_server *s = &a->sock;
+
+	if (!s->active)
+		return;
+	/* core_pattern no longer names the socket: what connected before is answered, not cut off */
+	s->stopping = true;
+	accept_all(a, now_usec(CLOCK_MONOTONIC));
+	for (size_t i = s->n; i-- > 0;) {
+		if (s->conns[i].state == SOCK_CONN_WAITING)
+			reject(a, i, COREDAM_PIPE_SKIPPED_KILLED, "stopped");
+		else if (s->conns[i].state == SOCK_CONN_REQ)
+			drop(a, i, "the agent stops");
+		else
+			conn_remove(a, i);	/* its writer goes on and counts it */
+	}
+	free(s->conns);
+	s->conns = NULL;
+	s->n = s->cap = 0;
+	fd_close(&s->listen_fd);
+	if (unlink(a->cfg.sock_listen) < 0 && errno != ENOENT)
+		log_warning("cannot remove %s, ignoring: %m", a->cfg.sock_listen);
+	s->active = false;
+}

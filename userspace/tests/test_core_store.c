@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Storing one core from a stream (the pipe helper's stdin, a connection
+ * of the coredump socket): here a socket, as the socket's writer reads.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "core-store.h"
+#include "pipe-outcome.h"
+#include "test.h"
+#include "macro.h"
+
+static void put(unsigned char *p, size_t n, uint64_t v, bool msb)
+{
+	for (size_t i = 0; i < n; i++)
+		p[msb ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+/*
+ * A core as the kernel starts one: ELF header, @phnum program headers
+ * (a note, then loads of 8 KiB each from offset 4096), into @buf of
+ * @size bytes, zeroed. Returns the size the headers declare.
+ */
+static uint64_t make_core(unsigned char *buf, size_t size, bool is64, bool msb, unsigned int phnum)
+{
+	size_t eh = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	size_t ph = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	uint64_t end = 0;
+
+	memset(buf, 0, size);
+	memcpy(buf, ELFMAG, SELFMAG);
+	buf[EI_CLASS] = is64 ? ELFCLASS64 : ELFCLASS32;
+	buf[EI_DATA] = msb ? ELFDATA2MSB : ELFDATA2LSB;
+	buf[EI_VERSION] = EV_CURRENT;
+	put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_CORE, msb);
+	if (is64) {
+		put(buf + offsetof(Elf64_Ehdr, e_phoff), 8, eh, msb);
+		put(buf + offsetof(Elf64_Ehdr, e_ehsize), 2, eh, msb);
+		put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, ph, msb);
+		put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, phnum, msb);
+	} else {
+		put(buf + offsetof(Elf32_Ehdr, e_phoff), 4, eh, msb);
+		put(buf + offsetof(Elf32_Ehdr, e_ehsize), 2, eh, msb);
+		put(buf + offsetof(Elf32_Ehdr, e_phentsize), 2, ph, msb);
+		put(buf + offsetof(Elf32_Ehdr, e_phnum), 2, phnum, msb);
+	}
+	for (unsigned int i = 0; i < phnum; i++) {
+		unsigned char *p = buf + eh + i * ph;
+		uint64_t off = i == 0 ? eh + phnum * ph : 4096 + (uint64_t)(i - 1) * 8192;
+		uint64_t filesz = i == 0 ? 100 : 8192;
+
+		if (is64) {
+			put(p + offsetof(Elf64_Phdr, p_type), 4, i == 0 ? PT_NOTE : PT_LOAD, msb);
+			put(p + offsetof(Elf64_Phdr, p_offset), 8, off, msb);
+			put(p + offsetof(Elf64_Phdr, p_filesz), 8, filesz, msb);
+			put(p + offsetof(Elf64_Phdr, p_memsz), 8, i == 0 ? 0 : filesz, msb);
+		} else {
+			put(p + offsetof(Elf32_Phdr, p_type), 4, i == 0 ? PT_NOTE : PT_LOAD, msb);
+			put(p + offsetof(Elf32_Phdr, p_offset), 4, off, msb);
+			put(p + offsetof(Elf32_Phdr, p_filesz), 4, filesz, msb);
+			put(p + offsetof(Elf32_Phdr, p_memsz), 4, i == 0 ? 0 : filesz, msb);
+		}
+		end = MAX(end, off + filesz);
+	}
+	return end;
+}
+
+/* A socket whose other end sent @len bytes of @buf and shut down. */
+static int stream(const unsigned char *buf, size_t len)
+{
+	int sv[2];
+
+	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	if (len)
+		CHECK_EQ_INT(send(sv[1], buf, len, 0), (long long)len);
+	close(sv[1]);
+	return sv[0];
+}
+
+static struct coredam_pipe_args args(int dumpable)
+{
+	struct coredam_pipe_args a = {
+		.pid = 42, .uid = 1000, .gid = 1000, .signal = 11, .time = 1700000000, .rlimit = UINT64_MAX,
+		.dumpable = dumpable,
+	};
+
+	snprintf(a.dir, sizeof(a.dir), "%s", tpath("cores"));
+	snprintf(a.comm, sizeof(a.comm), "crasher");
+	return a;
+}
+
+static mode_t mode_of(const char *rel)
+{
+	struct stat st;
+
+	if (stat(tpath(rel), &st) < 0)
+		return (mode_t)-1;
+	return st.st_mode & 07777;
+}
+
+TEST(core_store_whole_cut_empty)
+{
+	static unsigned char core[32768];
+	uint64_t size = make_core(core, sizeof(core), true, false, 3);
+	struct coredam_config cfg;
+	struct coredam_pipe_args a;
+	struct coredam_core_meta m;
+	struct coredam_core_stored st;
+	struct coredam_pipe_outcome o;
+	struct coredam_error e;
+	_cleanup_close_ int dirfd = -1;
+	int fd;
+
+	coredam_config_init(&cfg);
+	mkdirs("cores");
+	dirfd = open(tpath("cores"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(size == 4096 + 2 * 8192);
+
+	/* whole: under its name, root's and 0640, its metadata beside it, completed */
+	a = args(1);
+	m = (struct coredam_core_meta){ .pid = 42, .comm = "crasher", .rlimit = UINT64_MAX, .compression = "none" };
+	fd = stream(core, size);
+	CHECK_OK(coredam_core_store(fd, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e));
+	close(fd);
+	CHECK_STREQ(st.final, "core.crasher.42.1700000000");
+	CHECK_EQ_INT(st.res.in_bytes, size);
+	CHECK_EQ_INT(st.expected, size);
+	CHECK_EQ_INT(mode_of("cores/core.crasher.42.1700000000"), 0640);
+	CHECK_EQ_INT(mode_of("cores/core.crasher.42.1700000000.json"), 0640);
+	o = (struct coredam_pipe_outcome){ 0 };
+	CHECK_EQ_INT(coredam_pipe_outcome_stored(&o, 0, &st.res, st.expected), COREDAM_PIPE_EXIT_STORED);
+
+	/* cut short by the kernel: kept, never under a whole-looking name, failed; 0400 for a root dump */
+	a = args(2);
+	a.time++;
+	fd = stream(core, size - 5000);
+	CHECK_OK(coredam_core_store(fd, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e));
+	close(fd);
+	CHECK_STREQ(st.final, "core.crasher.42.1700000001.incomplete");
+	CHECK_EQ_INT(st.expected, size);
+	CHECK_EQ_INT(mode_of("cores/core.crasher.42.1700000001.incomplete"), 0400);
+	CHECK_EQ_INT(mode_of("cores/core.crasher.42.1700000001"), (mode_t)-1);
+	o = (struct coredam_pipe_outcome){ 0 };
+	CHECK_EQ_INT(coredam_pipe_outcome_stored(&o, 0, &st.res, st.expected), COREDAM_PIPE_EXIT_FAILED);
+
+	/* nothing sent: nothing kept, no temporary file left */
+	a.time++;
+	fd = stream(core, 0);
+	CHECK_ERRNO(coredam_core_store(fd, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e), -ENODATA);
+	close(fd);
+	CHECK_EQ_INT(mode_of("cores/core.crasher.42.1700000002"), (mode_t)-1);
+	CHECK_EQ_INT(mode_of("cores/.core.crasher.42.1700000002.tmp"), (mode_t)-1);
+	{
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "cores/.core.crasher.42.1700000002.%d.tmp", (int)getpid());
+		CHECK_EQ_INT(mode_of(rel), (mode_t)-1);
+	}
+}
