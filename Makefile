@@ -172,9 +172,10 @@ test-debug: kernel-debug initramfs
 test-storm: kernel initramfs
 	$(PYTHON) -m pytest -v -rs -s tests/test_storm.py $(PYTEST_ARGS)
 
-# only the systemd integration tests (also part of test-vm)
+# only the tests in the Debian guest under systemd, the Apache storm's too
+# (also part of test-vm)
 test-systemd: kernel rootfs
-	$(PYTHON) -m pytest -v -rs -s tests/test_systemd.py $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -v -rs -s tests/test_systemd.py tests/test_apache.py $(PYTEST_ARGS)
 
 # COREDAM_DEADLINE (seconds since the epoch) bounds every guest boot of the
 # run: a hang fails its test with the console tail before CI's own limit.

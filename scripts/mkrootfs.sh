@@ -3,7 +3,10 @@
 # systemd integration tests: a minimal debootstrap root with systemd,
 # systemd-coredump and cgroup-tools, the project installed into it with
 # `make install DESTDIR=...`, the test programs, and a unit that runs the
-# job the host hands in (tests/guest/runjob) and reboots.
+# job the host hands in (tests/guest/runjob) and reboots. For the Apache
+# storm (tests/test_apache.py), Debian's apache2 with mod_php 8.2 and its
+# opcache, and wrk: installed, configured from tests/guest/apache/, and
+# disabled, so that a boot that does not start Apache costs what it did.
 #
 #   scripts/mkrootfs.sh OUT.img
 #
@@ -22,10 +25,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: $0 OUT.img}
 suite=bookworm
 packages=systemd,systemd-sysv,systemd-coredump,cgroup-tools,procps,e2fsprogs
+# a prefork Apache with mod_php (Debian's libapache2-mod-php8.2 switches
+# apache2 to the prefork MPM as it installs) and a load generator
+packages+=,apache2,libapache2-mod-php8.2,php8.2-opcache,wrk
 # units that only slow a test boot down or wait for hardware the guest lacks
 mask=(apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service
       fstrim.timer getty@tty1.service serial-getty@ttyS0.service systemd-timesyncd.service
-      systemd-networkd.service systemd-networkd-wait-online.service)
+      systemd-networkd.service systemd-networkd-wait-online.service
+      phpsessionclean.timer apache-htcacheclean.service)
 
 hash=$(printf '%s\n' "$suite" "$packages" | sha256sum | cut -c1-12)
 base=$(coredam_cache_dir)/rootfs/base-$hash
@@ -78,6 +85,15 @@ WantedBy=multi-user.target
 UNIT
 mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 ln -sf ../coredam-job.service "$root/etc/systemd/system/multi-user.target.wants/coredam-job.service"
+# Apache for the storm test: started by the job that wants it
+chroot "$root" systemctl disable --quiet apache2.service
+install -m 0644 "$top/tests/guest/apache/coredam-test.conf" "$root/etc/apache2/conf-available/"
+chroot "$root" a2enconf -q coredam-test > /dev/null
+install -d "$root/etc/systemd/system/apache2.service.d"
+install -m 0644 "$top/tests/guest/apache/limits.conf" "$root/etc/systemd/system/apache2.service.d/"
+rm -f "$root/var/www/html/index.html"
+install -m 0644 "$top"/tests/guest/apache/www/* "$root/var/www/html/"
+install -m 0644 "$top/tests/guest/apache/wrk-report.lua" "$root/lib/coredam/"
 for u in "${mask[@]}"; do
 	ln -sf /dev/null "$root/etc/systemd/system/$u"
 done

@@ -8,10 +8,17 @@ PT_LOAD, PT_NOTE = 1, 4
 NT_PRSTATUS, NT_PRPSINFO, NT_AUXV, NT_SIGINFO, NT_FILE = 1, 3, 6, 0x53494749, 0x46494c45
 
 
+def _cstr(b):
+    return b.split(b"\0", 1)[0].decode("latin-1")
+
+
 def parse(data):
     """Return {'type', 'machine', 'loads', 'load_bytes', 'notes': {type: count},
-    'pid', 'signal', 'segments': [(p_type, p_offset, p_filesz)]}; raise
-    ValueError for anything that is not a whole core."""
+    'pid', 'signal', 'fname', 'psargs', 'si_signo', 'segments': [(p_type,
+    p_offset, p_filesz)]}: fname and psargs from NT_PRPSINFO (the program's
+    name and command line as the kernel kept them), si_signo from
+    NT_SIGINFO, each None when the note is absent; raise ValueError for
+    anything that is not a whole core."""
     if data[:4] != b"\x7fELF":
         raise ValueError("not an ELF file")
     if data[4] != 2:
@@ -21,7 +28,8 @@ def parse(data):
     if e_type != ET_CORE:
         raise ValueError(f"e_type {e_type} is not ET_CORE")
     out = {"type": e_type, "machine": e_machine, "loads": 0, "load_bytes": 0,
-           "notes": {}, "pid": None, "signal": None, "segments": []}
+           "notes": {}, "pid": None, "signal": None, "fname": None, "psargs": None,
+           "si_signo": None, "segments": []}
     for i in range(e_phnum):
         p_type, _flags, p_offset, _vaddr, _paddr, p_filesz, _memsz, _align = \
             struct.unpack_from("<IIQQQQQQ", data, e_phoff + i * e_phentsize)
@@ -42,5 +50,12 @@ def parse(data):
                     # pad, 2 x unsigned long, then pid_t pr_pid
                     out["signal"] = struct.unpack_from("<h", data, desc + 12)[0]
                     out["pid"] = struct.unpack_from("<i", data, desc + 32)[0]
+                elif ntype == NT_PRPSINFO and descsz >= 136 and out["fname"] is None:
+                    # struct elf_prpsinfo (64-bit): char pr_fname[16] at 40,
+                    # char pr_psargs[80] at 56, each NUL-padded
+                    out["fname"] = _cstr(data[desc + 40:desc + 56])
+                    out["psargs"] = _cstr(data[desc + 56:desc + 136])
+                elif ntype == NT_SIGINFO and descsz >= 4 and out["si_signo"] is None:
+                    out["si_signo"] = struct.unpack_from("<i", data, desc)[0]
                 off = desc + ((descsz + 3) & ~3)
     return out
