@@ -103,11 +103,20 @@ static void count_outcome(const char *state, const struct coredam_pipe_outcome *
 		log_full(LOG_WARNING, "cannot update the counters in %s/pipe/stats: %s", state, strerror(-r));
 }
 
-static int join_cgroup(const struct coredam_roots *roots, const char *cg, struct coredam_error *reterr)
+static int join_cgroup(const struct coredam_roots *roots, const struct coredam_config *cfg,
+		       struct coredam_error *reterr)
 {
 	_cleanup_close_ int rootfd = -1, cgfd = -1;
-	char mnt[PATH_MAX];
+	char mnt[PATH_MAX], cg[PATH_MAX];
+	struct stat st;
 	int r;
+
+	/* the leaf coredamd makes for dumping processes: under systemd Path has children */
+	r = coredam_cg_leaf_path(cfg->cgroup, cfg->kernel_leaf,
+				 lstat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode), cg, sizeof(cg));
+	if (r < 0)
+		return coredam_error_set(reterr, r, "[Cgroup] Path=%s KernelLeaf=%s: too long", cfg->cgroup,
+					 cfg->kernel_leaf);
 
 	if (roots->cgroup) {
 		snprintf(mnt, sizeof(mnt), "%s", roots->cgroup);
@@ -310,7 +319,7 @@ static void settle(struct helper *h)
 	struct coredam_error e = {};
 	int r;
 
-	r = join_cgroup(&h->roots, h->cfg.cgroup, &e);
+	r = join_cgroup(&h->roots, &h->cfg, &e);
 	if (r < 0) {
 		log_full(LOG_WARNING, "core of pid %d: not moved into the dump cgroup (%s): written unthrottled",
 		       (int)a->pid, e.msg);

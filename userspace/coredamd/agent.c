@@ -101,25 +101,14 @@ int agent_check_kernel(struct agent *a)
  */
 static int setup_kernel_leaf(struct agent *a)
 {
-	char leaf[256] = "";
 	int fd, r;
 
-	if (strcmp(a->cfg.kernel_leaf, "auto") == 0) {
-		size_t l = strlen(a->cfg.cgroup);
-		const char *base = path_basename(a->cfg.cgroup);
-
-		if (sd_booted() > 0 && l > 6 && strcmp(a->cfg.cgroup + l - 6, ".slice") == 0)
-			snprintf(leaf, sizeof(leaf), "%.*s-kernel.slice", (int)(strlen(base) - 6), base);
-	} else if (strcmp(a->cfg.kernel_leaf, "none") != 0) {
-		snprintf(leaf, sizeof(leaf), "%s", a->cfg.kernel_leaf);
-	}
-	if (!leaf[0]) {
-		snprintf(a->kernel_path, sizeof(a->kernel_path), "%s", a->cg_path);
-		return 0;
-	}
-	r = xsnprintf(a->kernel_path, sizeof(a->kernel_path), "%s/%s", a->cg_path, leaf);
+	r = coredam_cg_leaf_path(a->cg_path, a->cfg.kernel_leaf, sd_booted() > 0, a->kernel_path,
+				 sizeof(a->kernel_path));
 	if (r < 0)
 		return r;
+	if (strcmp(a->kernel_path, a->cg_path) == 0)
+		return 0;
 	r = coredam_cg_open(a->cgroot_fd, a->kernel_path, true, &fd);
 	if (r < 0) {
 		log_error("cannot create cgroup %s%s: %s", a->roots.cgroup, a->kernel_path, strerror(-r));

@@ -217,10 +217,16 @@ static void drop(struct agent *a, size_t i, const char *why)
 	conn_remove(a, i);
 }
 
-/* Join the dump cgroup and become background work, as the helper does; false when not charged. */
+/*
+ * Join the dump cgroup's leaf (where the kernel path's dumps go: under
+ * systemd Path has children and may hold no process) and become
+ * background work, as the helper does; false when not charged.
+ */
 static bool writer_settle(struct agent *a, const struct sock_conn *c, char *cg, size_t cgsize)
 {
-	bool charged = coredam_cg_attach(a->cg_fd, getpid()) >= 0;
+	_cleanup_close_ int leaf = -1;
+	bool charged = coredam_cg_open(a->cgroot_fd, a->kernel_path, false, &leaf) >= 0 &&
+		       coredam_cg_attach(leaf, getpid()) >= 0;
 
 	if (coredam_cg_of_pid(a->roots.proc, getpid(), cg, cgsize) < 0)
 		snprintf(cg, cgsize, "?");

@@ -671,3 +671,18 @@ int coredam_cg_free_subtrees(int rootfd, const char *top, const char *const *hel
 	snprintf(path, sizeof(path), "%s", top);
 	return split(rootfd, path, sizeof(path), held, n_held, ret, max, ret_n, 0);
 }
+
+int coredam_cg_leaf_path(const char *cgroup, const char *kernel_leaf, bool systemd, char *buf, size_t size)
+{
+	size_t l = strlen(cgroup);
+	const char *base = path_basename(cgroup);
+
+	if (strcmp(kernel_leaf, "auto") == 0) {
+		if (systemd && l > 6 && strcmp(cgroup + l - 6, ".slice") == 0 && strlen(base) > 6)
+			return xsnprintf(buf, size, "%s/%.*s-kernel.slice", cgroup, (int)(strlen(base) - 6), base);
+		return xsnprintf(buf, size, "%s", cgroup);
+	}
+	if (strcmp(kernel_leaf, "none") == 0)
+		return xsnprintf(buf, size, "%s", cgroup);
+	return xsnprintf(buf, size, "%s/%s", cgroup, kernel_leaf);
+}

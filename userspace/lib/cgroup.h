@@ -97,6 +97,15 @@ int coredam_cg_layout(const char *proc_root, const char *root, struct coredam_cg
 const char *coredam_cg_layout_advice(const struct coredam_cg_layout *l, const char *root, char *buf,
 				     size_t size);
 
+/*
+ * Where dumping processes go under the dump cgroup @cgroup ([Cgroup]
+ * Path=), by [Cgroup] KernelLeaf= @kernel_leaf: "none", Path itself; a
+ * name, that child; "auto", NAME-kernel.slice for NAME.slice when
+ * @systemd runs the machine (a cgroup whose children use controllers may
+ * hold no process itself), else Path. The path into @buf.
+ */
+int coredam_cg_leaf_path(const char *cgroup, const char *kernel_leaf, bool systemd, char *buf, size_t size);
+
 /* Move @pid into the cgroup @cgfd (one write() to cgroup.procs). */
 int coredam_cg_attach(int cgfd, pid_t pid);
 

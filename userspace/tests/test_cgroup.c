@@ -310,3 +310,26 @@ TEST(cgroup_layout_unified_hybrid_legacy)
 	coredam_cg_layout_parse("", "/sys/fs/cgroup", &l);
 	CHECK_EQ_INT(l.mode, COREDAM_CG_NONE);
 }
+
+TEST(cgroup_leaf_path)
+{
+	char b[64];
+
+	CHECK_OK(coredam_cg_leaf_path("/coredump.slice", "auto", true, b, sizeof(b)));
+	CHECK_STREQ(b, "/coredump.slice/coredump-kernel.slice");
+	CHECK_OK(coredam_cg_leaf_path("/system.slice/coredump.slice", "auto", true, b, sizeof(b)));
+	CHECK_STREQ(b, "/system.slice/coredump.slice/coredump-kernel.slice");
+	/* without systemd, or not a slice: Path itself */
+	CHECK_OK(coredam_cg_leaf_path("/coredump.slice", "auto", false, b, sizeof(b)));
+	CHECK_STREQ(b, "/coredump.slice");
+	CHECK_OK(coredam_cg_leaf_path("/coredumps", "auto", true, b, sizeof(b)));
+	CHECK_STREQ(b, "/coredumps");
+	CHECK_OK(coredam_cg_leaf_path("/.slice", "auto", true, b, sizeof(b)));
+	CHECK_STREQ(b, "/.slice");
+	CHECK_OK(coredam_cg_leaf_path("/coredump.slice", "none", true, b, sizeof(b)));
+	CHECK_STREQ(b, "/coredump.slice");
+	CHECK_OK(coredam_cg_leaf_path("/coredump.slice", "dumps", false, b, sizeof(b)));
+	CHECK_STREQ(b, "/coredump.slice/dumps");
+	CHECK(coredam_cg_leaf_path("/coredump.slice", "a-very-long-leaf-name-that-does-not-fit-in-the-buffer", false,
+				   b, sizeof(b)) < 0);
+}
