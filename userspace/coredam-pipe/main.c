@@ -130,6 +130,11 @@ static int join_cgroup(const struct coredam_roots *roots, const struct coredam_c
 	if (r < 0)
 		return coredam_error_set(reterr, r, "%s: %s", mnt, strerror(-r));
 	r = coredam_cg_open(rootfd, cg, false, &cgfd);
+	if (r == -ENOENT && strcmp(cg, cfg->cgroup) != 0) {
+		/* no leaf (coredamd makes it): Path itself, which may take a process */
+		snprintf(cg, sizeof(cg), "%s", cfg->cgroup);
+		r = coredam_cg_open(rootfd, cg, false, &cgfd);
+	}
 	if (r < 0)
 		return coredam_error_set(reterr, r, "%s%s: %s (coredamd creates it)", mnt, cg, strerror(-r));
 	r = coredam_cg_attach(cgfd, getpid());
