@@ -29,7 +29,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	kernel-7.3 compile-check selftests initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
+	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
 
 all: deps userspace guest
 
@@ -117,10 +117,14 @@ kernel-7.3: deps
 selftests: kernel-patched
 	@$(TIMED) selftests scripts/build-selftests.sh
 
+# the 7.3 tree's own coredump selftests, for tests/test_linux73.py
+selftests-7.3: kernel-7.3
+	@$(TIMED) selftests-7.3 scripts/build-selftests.sh stock-7.3
+
 compile-check: deps
 	@$(TIMED) compile-check scripts/compile-check.sh
 
-initramfs: all selftests
+initramfs: all selftests selftests-7.3
 	@$(TIMED) initramfs scripts/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
 
 check test-unit: all

@@ -78,7 +78,7 @@ download() {
 		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
 		-o Dir::State::status=/dev/null -o APT::Sandbox::User=root)
 	say "$pkg from $suite ($uri)"
-	apt-get -qq "${opts[@]}" update >&2 || { say "apt-get update for $suite failed"; return 1; }
+	apt-get -qq --error-on=any "${opts[@]}" update >&2 || { say "apt-get update for $suite failed"; return 1; }
 	local ver sha file
 	ver=$(apt-cache "${opts[@]}" show --no-all-versions "$pkg" | awk '/^Version:/ { print $2; exit }')
 	sha=$(apt-cache "${opts[@]}" show --no-all-versions "$pkg" | awk '/^SHA256:/ { print $2; exit }')

@@ -39,10 +39,13 @@ for p in coredamd coredamctl coredam-pipe; do
 		cp -L "$lib" "$root$lib"
 	done
 done
-if [[ -d $guest_bin/selftests ]]; then
-	mkdir -p "$root/selftests"
-	cp -a "$guest_bin/selftests/." "$root/selftests/"
-fi
+# kselftests: the series' own in /selftests, the 7.3 tree's in /selftests-7.3
+for d in selftests selftests-7.3; do
+	if [[ -d $guest_bin/$d ]]; then
+		mkdir -p "$root/$d"
+		cp -a "$guest_bin/$d/." "$root/$d/"
+	fi
+done
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"

@@ -6,9 +6,10 @@
 #   lane 3  compile-check, from the start, at the lowest CPU priority (its
 #           session's scheduling group at nice 19, not only its
 #           processes): it takes what the others leave
-#   first   the unit tests, the stock and patched kernels, the initramfs
-#           and the Debian image (make lane-prepare)        (output live)
-#   lane 1  the VM tests on the stock and patched kernels       (output live)
+#   first   the unit tests, the stock and patched kernels (and stock 7.3),
+#           the initramfs and the Debian image (make lane-prepare)
+#                                                           (output live)
+#   lane 1  the VM tests on the stock, patched and 7.3 kernels (output live)
 #   lane 2  the debug kernel, then its VM tests, beside lane 1
 #   then    the tests marked quiet_machine (latency and time bounds, or
 #           timing they depend on), on both kernels, alone on the machine

@@ -1,9 +1,10 @@
 """What the guest writes, parsed: the probe's samples, stormer's times,
-the kernel's core_dump_stats and coredam-pipe's counters, the agent's log
-and /proc/PID/stat. Each takes the text (or a path) and returns plain data;
+the kernel's core_dump_stats and coredam-pipe's counters, the agent's log,
+/proc/PID/stat and a kselftest program's TAP output. Each takes the text (or a path) and returns plain data;
 a test of each against recorded guest output is in tests/host/."""
 
 import os
+import re
 from pathlib import Path
 
 
@@ -154,3 +155,19 @@ def check_invariants(s):
     """Assert that the counters s add up, saying which sums do not."""
     broken = stats_broken(s)
     assert not broken, (broken, s)
+
+
+# a case's line of the kselftest harness's TAP output: "ok 3 coredump.x",
+# "not ok 4 coredump.y", "ok 5 coredump.z # SKIP why"
+_TAP_CASE = re.compile(r"^(ok|not ok) \d+ (\S+)(?: # (\S+)\s*(.*))?$", re.M)
+
+
+def tap_cases(tap):
+    """[(name, result, reason)] of a kselftest program's TAP output, in
+    order: result "pass", "fail", or the directive in lower case ("skip",
+    "xfail", ...), reason what followed the directive."""
+    out = []
+    for ok, name, directive, reason in _TAP_CASE.findall(tap):
+        result = directive.lower() if directive else ("pass" if ok == "ok" else "fail")
+        out.append((name, result, reason.strip()))
+    return out

@@ -1,9 +1,11 @@
 """The harness's parsers on what real guests wrote (test_data/, as kunit's):
 a storm of the storm tests (storm-burst/: 4 crashers of 32 MB, the write
-probe), an adaptive agent's log and coredam-pipe's counters. The expected
+probe), an adaptive agent's log, coredam-pipe's counters and the TAP output
+of the 7.3 tree's coredump selftests (linux73-selftests/). The expected
 values were worked out from the files by other means than the parsers
 (awk, sort, counting lines), as each test's comments say."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,29 @@ def test_knobs_and_memory_stat():
     # memory.stat: 56 lines; grep "^file " gave 8728576
     m = parsers.name_values((CGROUP / "memory.stat").read_text())
     assert len(m) == 56 and m["file"] == 8728576
+
+
+def test_tap_cases_of_the_kselftest_harness():
+    tap = ("TAP version 13\n1..4\n# Starting 4 tests from 1 test cases.\n"
+           "#  RUN           coredump.socket ...\n#            OK  coredump.socket\n"
+           "ok 1 coredump.socket\nnot ok 2 coredump.socket_enoent\n"
+           "ok 3 coredump.socket_no_listener # SKIP no AF_UNIX here\n"
+           "ok 4 coredump.stackdump # XFAIL known\n"
+           "# Totals: pass:1 fail:1 xfail:1 xpass:0 skip:1 error:0\n")
+    assert parsers.tap_cases(tap) == [
+        ("coredump.socket", "pass", ""), ("coredump.socket_enoent", "fail", ""),
+        ("coredump.socket_no_listener", "skip", "no AF_UNIX here"),
+        ("coredump.stackdump", "xfail", "known")]
+
+
+def test_tap_cases_of_the_7_3_selftests_as_a_guest_ran_them():
+    # what tests/test_linux73.py's guest wrote (a passing run): every case
+    # counted in the program's "# Totals" line, each passed, none twice
+    for f in sorted((DATA / "linux73-selftests").glob("*.tap")):
+        tap = f.read_text()
+        cases = parsers.tap_cases(tap)
+        total = int(re.search(r"^# Totals: pass:(\d+) fail:0 xfail:0 xpass:0 skip:0 error:0$",
+                              tap, re.M).group(1))
+        assert total == len(cases) == len({c[0] for c in cases}) >= 1, f
+        assert all(result == "pass" for _, result, _ in cases), f
+    assert len(list((DATA / "linux73-selftests").glob("*.tap"))) == 3
