@@ -13,6 +13,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "path-util.h"
 
 #define META_MAX 65536
 
@@ -89,18 +90,11 @@ int coredam_cores_list(int dirfd, struct coredam_kept_core **ret, size_t *ret_n,
 	size_t n = 0, cap = 0, damaged = 0;
 	struct dirent *de;
 	DIR *d;
-	int fd;
+	int r;
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		int r = -errno;
-
-		close(fd);
+	r = opendir_at(dirfd, ".", &d);
+	if (r < 0)
 		return r;
-	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		char name[NAME_MAX + 1];
