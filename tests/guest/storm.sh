@@ -9,6 +9,8 @@
 #   STORM_IDLE       s the probes measure before the crashers start
 #   STORM_CRASHES, STORM_MB, STORM_PERIOD, STORM_THREADS, STORM_CGROUPS
 #                    stormer's -n, -m, -p, -t, -c
+#   STORM_FILL_FIRST 1: stormer's -f (every crasher filled before the first
+#                    crash, then one released every STORM_PERIOD ms)
 #   STORM_HOLD_MS    the probes measure until this long after the first
 #                    crash, if that is later than the last core on disk
 #
@@ -64,7 +66,7 @@ probed_storm() {
 	start_probes
 	sleep "$STORM_IDLE"
 	stormer -n "$STORM_CRASHES" -m "$STORM_MB" -p "$STORM_PERIOD" -t "$STORM_THREADS" \
-		-c "$STORM_CGROUPS" -o "$RESULTS/storm.txt"
+		-c "$STORM_CGROUPS" ${STORM_FILL_FIRST:+-f} -o "$RESULTS/storm.txt"
 	cat /sys/fs/cgroup/crashers/memory.peak > "$RESULTS/crashers.peak"
 	waitfor 1500 "the pipe helpers to end" no_helper
 	sync

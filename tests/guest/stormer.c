@@ -2,12 +2,16 @@
 /*
  * stormer: a crash storm whose every crash is timed, for the benchmark.
  *
- *   stormer -n N -m MB[,MB...] -o OUT [-p MS] [-t THREADS] [-c CGROUP[,CGROUP...]]
+ *   stormer -n N -m MB[,MB...] -o OUT [-p MS [-f]] [-t THREADS] [-c CGROUP[,CGROUP...]]
  *
  * Burst (no -p): forks N children that fill MB MiB each with the page
  * pattern corecheck recognises, waits until all are filled, then lets them
  * crash at the same moment. Sustained (-p MS): forks a child every MS
- * milliseconds that fills its memory and crashes at once. Every child
+ * milliseconds that fills its memory and crashes at once. Staggered (-p MS
+ * -f): forks and fills every child first, as the burst does, then lets one
+ * crash every MS milliseconds: the arrivals are spread, but no child fills
+ * its memory (CPU time, under emulation much of it) while the others dump.
+ * Every child
  * records its pages in the pattern ledger (pattern.h) before it crashes;
  * a child that cannot fill its memory or write its ledger says why and
  * exits instead, and stormer then exits with status 1 (at once in a burst,
@@ -38,6 +42,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +188,7 @@ static int split_list(char *list, char **items, int max)
 int main(int argc, char **argv)
 {
 	long n = 0, period_ms = 0, threads = 1, sizes[MAX_LIST];
+	bool prefill = false;
 	const char *out = NULL;
 	char *size_list[MAX_LIST], *cgroups[MAX_LIST];
 	int nsizes = 0, ncgroups = 0;
@@ -192,7 +198,7 @@ int main(int argc, char **argv)
 	int *dumped;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "n:m:o:p:c:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:o:p:c:t:f")) != -1) {
 		switch (opt) {
 		case 'n': n = strtol(optarg, NULL, 0); break;
 		case 'm': nsizes = split_list(optarg, size_list, MAX_LIST); break;
@@ -200,11 +206,15 @@ int main(int argc, char **argv)
 		case 'p': period_ms = strtol(optarg, NULL, 0); break;
 		case 'c': ncgroups = split_list(optarg, cgroups, MAX_LIST); break;
 		case 't': threads = strtol(optarg, NULL, 0); break;
+		case 'f': prefill = true; break;
 		default: goto usage;
 		}
 	}
-	if (n <= 0 || nsizes <= 0 || ncgroups < 0 || !out || period_ms < 0 || threads < 1)
+	if (n <= 0 || nsizes <= 0 || ncgroups < 0 || !out || period_ms < 0 || threads < 1 ||
+	    (prefill && !period_ms))
 		goto usage;
+	/* the children wait for their go when they are all filled first */
+	bool gated = !period_ms || prefill;
 	for (int i = 0; i < nsizes; i++) {
 		sizes[i] = strtol(size_list[i], NULL, 0);
 		if (sizes[i] <= 0)
@@ -227,11 +237,24 @@ int main(int argc, char **argv)
 		return 1;
 
 	prep_us = now_us();
-	long forked = 0, reaped = 0, failed = 0;
+	long forked = 0, released = 0, reaped = 0, failed = 0;
 	int64_t next = prep_us;
 
 	while (reaped < n) {
-		if (forked < n && (!period_ms || now_us() >= next)) {
+		if (prefill && forked == n && released < n && now_us() >= next) {
+			/* one byte on the go pipe lets one waiting child crash */
+			char c = 'g';
+
+			if (write(go[1], &c, 1) != 1) {
+				perror("stormer: go");
+				return stop_storm(pids, forked);
+			}
+			if (++released == n)
+				close(go[1]);
+			next += period_ms * 1000;
+			continue;
+		}
+		if (forked < n && (gated || now_us() >= next)) {
 			pid_t pid = fork();
 
 			if (pid < 0) {
@@ -248,26 +271,30 @@ int main(int argc, char **argv)
 				close(ready[0]);
 				close(go[1]);
 				close(report[0]);
-				crash_child(&spec, period_ms ? -1 : ready[1],
-					    period_ms ? -1 : go[0], report[1]);
+				crash_child(&spec, gated ? ready[1] : -1,
+					    gated ? go[0] : -1, report[1]);
 			}
 			pids[forked++] = pid;
-			next += period_ms * 1000;
-			if (!period_ms && forked == n) {
+			if (!prefill)
+				next += period_ms * 1000;
+			if (gated && forked == n) {
 				char c;
 
 				for (long i = 0; i < n; i++)
 					if (read(ready[0], &c, 1) != 1 || c != 'r')
 						return stop_storm(pids, forked);
-				close(go[1]);	/* every child's read() returns: go */
+				if (!prefill)
+					close(go[1]);	/* every child's read() returns: go */
+				next = now_us();
 			}
 			continue;
 		}
 
 		int status;
-		pid_t pid = waitpid(-1, &status, period_ms && forked < n ? WNOHANG : 0);
+		bool more = forked < n || (prefill && released < n);
+		pid_t pid = waitpid(-1, &status, period_ms && more ? WNOHANG : 0);
 
-		if (pid < 0 && errno == ECHILD && forked < n) {
+		if (pid < 0 && errno == ECHILD && more) {
 			/* every child so far is reaped (they die fast without a dump) */
 			sleep_us(next - now_us());
 			continue;
@@ -316,7 +343,7 @@ int main(int argc, char **argv)
 	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: stormer -n N -m MB[,MB...] -o OUT [-p MS] [-t THREADS] "
+	fprintf(stderr, "usage: stormer -n N -m MB[,MB...] -o OUT [-p MS [-f]] [-t THREADS] "
 		"[-c CGROUP[,CGROUP...]]\n");
 	return 2;
 }

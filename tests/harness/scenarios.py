@@ -8,6 +8,12 @@ from dataclasses import dataclass
 class Scenario:
     """What crashes, how, and who measures. period_ms 0: all at once.
 
+    fill_first (with period_ms): every crasher fills its memory before the
+    first crash and one is let go every period_ms, so that no crasher's
+    filling (CPU time: under TCG each 32 MB takes most of a second) falls
+    in the storm; without it one is forked every period_ms and crashes as
+    soon as it is filled.
+
     sizes: MB of each crasher in turn, cycling (mb is then only their
     mean, for tables); () gives every crasher mb. threads: threads per
     crasher. cgroups: the crashers' cgroups, below /sys/fs/cgroup, crasher
@@ -25,6 +31,7 @@ class Scenario:
     threads: int = 1
     cgroups: tuple = ("crashers",)
     prepare: str = ""
+    fill_first: bool = False
 
     def total_mb(self):
         """The storm's memory, all told: what its cores hold."""
@@ -71,9 +78,9 @@ SCENARIOS = [
              "/crashers/svc0..3; svc0 and svc1 have io.max "
              f"{NESTED_MBPS} MB/s write of their own; the write probe runs",
              cgroups=NESTED_CGROUPS, prepare=NESTED_PREPARE),
-    Scenario("staggered", "32 processes of 32 MB crash one every 400 ms (12.4 s "
-             "from the first to the last); the write probe runs",
-             crashes=32, mb=32, period_ms=400),
+    Scenario("staggered", "32 processes of 32 MB, all filled first, crash one every "
+             "400 ms (12.4 s from the first to the last); the write probe runs",
+             crashes=32, mb=32, period_ms=400, fill_first=True),
 ]
 # the storms of other shapes share one table
 SHAPES = ("mixed", "threads", "nested", "staggered")

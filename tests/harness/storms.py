@@ -21,7 +21,7 @@ STORM_JOB = """
 QUEUE_CAP={queue_cap}
 STORM_PROBES="{probes}" STORM_INTERVAL={interval} STORM_IDLE={idle}
 STORM_CRASHES={crashes} STORM_MB={mb} STORM_PERIOD={period} STORM_THREADS={threads}
-STORM_CGROUPS={cgroups} STORM_HOLD_MS={hold_ms}
+STORM_CGROUPS={cgroups} STORM_HOLD_MS={hold_ms} STORM_FILL_FIRST={fill_first}
 storm_prepare() {{
 :
 {prepare}
@@ -108,7 +108,7 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
         queue_cap=scenario.queue_cap,
         setup=setup.script, teardown=setup.teardown, interval=interval_ms,
         idle=idle_s, crashes=crashes, period=scenario.period_ms,
-        hold_ms=int(hold_s * 1000),
+        hold_ms=int(hold_s * 1000), fill_first="1" if scenario.fill_first else "",
         mb=",".join(str(m) for m in size_list),
         threads=scenario.threads, prepare=scenario.prepare,
         cgroups=",".join(f"/sys/fs/cgroup/{c}" for c in scenario.cgroups),
@@ -121,9 +121,24 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
     return storm_result(res, setup.name, scenario, crashes, mb, sizes, hold_s)
 
 
+def check_arrivals(scenario, crash_rows):
+    """Raise RuntimeError unless the crashes of a scenario with a period
+    arrived spread as it says: from the first signal to the last at least
+    nine tenths of (crashes - 1) periods (a storm whose crashers all went
+    at once would be measured as another scenario's)."""
+    if not scenario.period_ms or len(crash_rows) < 2:
+        return
+    signals = sorted(row[1] for row in crash_rows)
+    spread, want = signals[-1] - signals[0], 0.9 * (len(signals) - 1) * scenario.period_ms
+    if spread < want:
+        raise RuntimeError(f"{scenario.name}: {len(signals)} crashes arrived over {spread} ms, "
+                           f"not the {want:.0f} ms or more of one every {scenario.period_ms} ms")
+
+
 def storm_result(res, setup_name, scenario, crashes, mb, sizes, hold_s=0):
     """What the storm job's results (a job.Result) say: a StormResult."""
     times, crash_rows = parsers.storm_txt(res.text("storm.txt"))
+    check_arrivals(scenario, crash_rows)
     prep, start, end = times["prep"], times["start"], times["end"]
     synced = int(res.text("synced").strip())
     stop = max(synced, start + int(hold_s * 1000))

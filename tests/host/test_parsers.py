@@ -39,6 +39,19 @@ def test_stormer_times_and_crashes():
                        (66, 13012, 16379, 1), (67, 12994, 26468, 1)]
 
 
+def test_arrivals_of_a_staggered_storm():
+    sc = Scenario("staggered", "", crashes=4, period_ms=400, fill_first=True)
+    # signals 400 ms apart in any order of the rows: 1200 ms from first to last
+    spread = [(1, 1000, 9000, 1), (2, 2200, 9100, 1), (3, 1400, 9200, 1), (4, 1800, 9300, 1)]
+    storms.check_arrivals(sc, spread)
+    # 1079 ms is under nine tenths of three periods (1080)
+    short = [(1, 1000, 9000, 1), (2, 1300, 9000, 1), (3, 1700, 9000, 1), (4, 2079, 9000, 1)]
+    with pytest.raises(RuntimeError, match="4 crashes arrived over 1079 ms"):
+        storms.check_arrivals(sc, short)
+    # a burst has no period: at once is what it asks for
+    storms.check_arrivals(Scenario("burst", ""), [(i, 1000, 2000, 1) for i in range(4)])
+
+
 def test_core_dump_stats_snapshot():
     s = parsers.stats_dict((STORM / "stats").read_text())
     # 20 lines in the file, each a counter
