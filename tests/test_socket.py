@@ -136,6 +136,8 @@ def test_socket_burst_whole_fifo_cgroup_counted(boot):
     assert sum(st[k] for k in st if k.startswith("skipped_")) == 0, st
     status = json.loads(res.text("status.json"))
     assert status["counters"]["completed"] == BURST_N and status["counters"]["started"] == BURST_N
+    # the counters are the socket server's, in the helper's file: named so
+    assert status["counters"]["source"] == "socket", status["counters"]
 
 
 # one at a time, three waiting places, a 3 s wait: the first dump (32 MB at

@@ -29,6 +29,7 @@ import pytest
 
 TOP = Path(__file__).resolve().parents[2]
 USERSPACE = TOP / "userspace"
+DATA = Path(__file__).resolve().parent / "test_data"
 
 # every counter of kernel.core_dump_stats, as userspace/lib/sysctl.c reads it
 STAT_NAMES = ("started admitted completed failed skipped_full skipped_timeout skipped_killed "
@@ -215,6 +216,16 @@ def stock_kernel_without_socket(r: FakeRoot):
     r.configure("[Socket]", "SetCorePattern=yes", f"Listen={r.tmp}/sock/socket")
 
 
+def served_on_the_socket(r: FakeRoot):
+    # a 7.3 kernel: no series, the agent serves core_pattern @@ and counts
+    # in the pipe helper's file (as a guest's pipe-stats recorded it)
+    stock_kernel(r)
+    r.write("proc/sys/kernel/core_pattern", "@@/run/coredam/coredump.socket\n")
+    (r.state / "pipe").mkdir(mode=0o755)
+    r.write("run/pipe/stats", (DATA / "pipe-stats").read_text())
+    r.serve(STATUS=OK_STATUS)
+
+
 def no_proc_sys_kernel(r: FakeRoot):
     shutil.rmtree(r.proc / "sys/kernel")
 
@@ -398,6 +409,9 @@ TABLE = {
                               "ERR permission denied"),
     "c-status": row("coredamctl", "status", agent_answers(STATUS=OK_STATUS), 0, "/coredump.slice"),
     "c-status-json": row("coredamctl", "status --json", agent_answers(STATUS=OK_STATUS), 0, '"kernel"'),
+    "c-status-socket": row("coredamctl", "status", served_on_the_socket, 0,
+                           "Counters:     from coredamd's coredump socket"),
+    "c-status-socket-json": row("coredamctl", "status --json", served_on_the_socket, 0, '"source": "socket"'),
     "c-status-no-proc": row("coredamctl", "status", no_proc_sys_kernel, 1, "cannot read"),
     "c-watch-no-proc": row("coredamctl", "watch", no_proc_sys_kernel, 1, "cannot read"),
     "c-reload-no-agent": row("coredamctl", "reload", healthy, 3, "agent not reachable"),
@@ -465,7 +479,7 @@ def root_options(program: str, r: FakeRoot):
     if program == "coredamd":
         return common + ["--config-dir", str(r.confd), "--sys-root", str(r.sys), "--state-dir", str(r.state)]
     if program == "coredamctl":
-        return common + ["--sys-root", str(r.sys)]
+        return common + ["--sys-root", str(r.sys), "--state-dir", str(r.state)]
     return common + ["--config-dir", str(r.confd), "--state-dir", str(r.state)]
 
 

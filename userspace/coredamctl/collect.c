@@ -80,6 +80,8 @@ static int collect(struct ctl *c, struct ctl_status *s, int rate_ms)
 	    coredam_pipe_stats_as_kernel(c->roots.state, &s->stats) == 0)
 		s->have_stats = s->stats_from_pipe = true;
 	coredam_sysctl_read(&c->roots, "kernel.core_pattern", s->core_pattern, sizeof(s->core_pattern));
+	/* a socket core_pattern: coredamd serves it and counts in coredam-pipe's file */
+	s->stats_from_socket = s->stats_from_pipe && s->core_pattern[0] == '@';
 	read_repeats(c, s);
 	if (s->kern.core_cgroup)
 		coredam_sysctl_read(&c->roots, "kernel.core_cgroup", s->core_cgroup, sizeof(s->core_cgroup));

@@ -44,7 +44,8 @@ struct ctl_status {
 	bool have_stats;
 	int stats_error;		/* why kernel.core_dump_stats could not be read, -errno */
 	struct coredam_stats stats;
-	bool stats_from_pipe;		/* stock kernel: counters of coredam-pipe */
+	bool stats_from_pipe;		/* stock kernel: counters of coredam-pipe, or of coredamd's socket */
+	bool stats_from_socket;		/* ... of coredamd's socket: core_pattern is "@..." */
 	struct coredam_pipe_stats pipe;	/* valid with stats_from_pipe */
 	char core_pattern[1024], core_cgroup[PATH_MAX];
 	bool agent_running;		/* the agent answered STATUS */

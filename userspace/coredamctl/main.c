@@ -183,6 +183,7 @@ static int parse_options(struct ctl *ctl, const char **ret_socket, int argc, cha
 		{ "cgroup-root", required_argument, NULL, COREDAM_OPT_CGROUP_ROOT },
 		{ "proc-root", required_argument, NULL, COREDAM_OPT_PROC_ROOT },
 		{ "sys-root", required_argument, NULL, COREDAM_OPT_SYS_ROOT },
+		{ "state-dir", required_argument, NULL, COREDAM_OPT_STATE_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{}

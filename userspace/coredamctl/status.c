@@ -104,7 +104,8 @@ static json_t *counters_json(const struct ctl_status *s)
 	o = json_object();
 	if (!o)
 		return NULL;
-	r = json_object_set_new(o, "source", json_string(s->stats_from_pipe ? "coredam-pipe" : "kernel"));
+	r = json_object_set_new(o, "source", json_string(s->stats_from_socket ? "socket" :
+							 s->stats_from_pipe ? "coredam-pipe" : "kernel"));
 	for (int i = 0; i < COREDAM_STATS_N; i++)
 		r |= json_object_set_new(o, coredam_stat_names[i], coredam_json_u64(s->stats.v[i]));
 	return built(o, r);
@@ -291,7 +292,10 @@ static void print_counters(struct ctl *c, struct ctl_status *s)
 	if (s->have_stats) {
 		const uint64_t *x = s->stats.v;
 
-		if (s->stats_from_pipe)
+		if (s->stats_from_socket)
+			printf("Counters:     from coredamd's coredump socket (%s/pipe/stats; core_pattern @@)\n",
+			       c->roots.state);
+		else if (s->stats_from_pipe)
 			printf("Counters:     from coredam-pipe (%s/pipe/stats; stock kernel)\n", c->roots.state);
 		printf("%s started %" PRIu64 ", admitted %" PRIu64 ", completed %" PRIu64 ", failed %" PRIu64,
 		       s->stats_from_pipe ? "             " : "Counters:    ",
@@ -305,9 +309,9 @@ static void print_counters(struct ctl *c, struct ctl_status *s)
 		if (s->stats_from_pipe) {
 			const uint64_t *p = s->pipe.v;
 
-			printf("              helper: not stored: rlimit %" PRIu64 ", destination/state errors %" PRIu64
+			printf("              %s: not stored: rlimit %" PRIu64 ", destination/state errors %" PRIu64
 			       ", below the space floor %" PRIu64 ", repeats %" PRIu64 "; cut at RLIMIT_CORE or a cap %" PRIu64
-			       "; %s read, %s on disk\n",
+			       "; %s read, %s on disk\n", s->stats_from_socket ? "server" : "helper",
 			       p[COREDAM_PIPE_SKIPPED_RLIMIT], p[COREDAM_PIPE_SKIPPED_ERROR], p[COREDAM_PIPE_SKIPPED_SPACE],
 			       p[COREDAM_PIPE_SKIPPED_REPEAT], p[COREDAM_PIPE_TRUNCATED],
 			       format_size(b1, sizeof(b1), p[COREDAM_PIPE_BYTES]),
