@@ -89,6 +89,64 @@ static int first_note(const unsigned char *h, const struct layout *l, uint64_t *
 	return -ENOENT;
 }
 
+/* A walk over the "CORE" notes of the first PT_NOTE, as much of it as @len holds. */
+struct notes {
+	const unsigned char *h;
+	struct layout l;
+	uint64_t pos, end;
+	bool cut;		/* the segment runs past @len: a note missing may be in the rest */
+};
+
+/* Start a walk: 0, -ENODATA when @len is short of the headers or the notes, -EMEDIUMTYPE when not a core this reads. */
+static int notes_begin(const void *head, size_t len, struct notes *ret)
+{
+	struct notes n = { .h = head };
+	uint64_t off, size;
+	int r;
+
+	r = read_ehdr(n.h, len, &n.l);
+	if (r < 0)
+		return r;
+	if (n.l.phoff + n.l.phnum * n.l.phentsize > len)
+		return -ENODATA;
+	if (first_note(n.h, &n.l, &off, &size) < 0)
+		return -EMEDIUMTYPE;
+	if (off >= len)
+		return -ENODATA;
+	n.cut = size > len - off;
+	n.pos = off;
+	n.end = n.cut ? len : off + size;
+	*ret = n;
+	return 0;
+}
+
+/*
+ * The next "CORE" note whole within the walk: its type, descriptor and the
+ * descriptor's size; false at the end. Each note is namesz, descsz, type,
+ * then name and desc, each padded to 4 bytes.
+ */
+static bool notes_next(struct notes *n, uint64_t *ret_type, const unsigned char **ret_desc, uint64_t *ret_size)
+{
+	while (n->end - n->pos >= 12) {
+		uint64_t namesz = get(n->h + n->pos, 4, n->l.msb), descsz = get(n->h + n->pos + 4, 4, n->l.msb);
+		uint64_t type = get(n->h + n->pos + 8, 4, n->l.msb);
+		uint64_t name = n->pos + 12, desc = name + ((namesz + 3) & ~3ULL);
+		uint64_t next = desc + ((descsz + 3) & ~3ULL);
+
+		if (next > n->end || next <= n->pos)
+			break;
+		n->pos = next;
+		if (namesz == 5 && memcmp(n->h + name, "CORE", 5) == 0) {
+			*ret_type = type;
+			*ret_desc = n->h + desc;
+			*ret_size = descsz;
+			return true;
+		}
+	}
+	n->pos = n->end;
+	return false;
+}
+
 size_t coredam_elf_head_want(const void *head, size_t len)
 {
 	const unsigned char *h = head;
@@ -210,47 +268,29 @@ int coredam_elf_core_creds(const void *head, size_t len, struct coredam_core_cre
 		.at_secure = COREDAM_ELF_NO_ID,
 	};
 	struct coredam_core_creds c = none;
-	const unsigned char *h = head;
 	bool psinfo = false, auxv = false;
-	uint64_t off, size, end, pos;
-	struct layout l;
+	const unsigned char *desc;
+	uint64_t type, size;
+	struct notes n;
 	int r;
 
 	*ret = none;
-	r = read_ehdr(h, len, &l);
+	r = notes_begin(head, len, &n);
 	if (r < 0)
 		return r;
-	if (l.phoff + l.phnum * l.phentsize > len)
-		return -ENODATA;
-	if (first_note(h, &l, &off, &size) < 0)
-		return -EMEDIUMTYPE;
-	if (off >= len)
-		return -ENODATA;
-	end = size > len - off ? len : off + size;
-	/* each note: namesz, descsz, type, then name and desc, each padded to 4 bytes */
-	for (pos = off; end - pos >= 12 && !(psinfo && auxv);) {
-		uint64_t namesz = get(h + pos, 4, l.msb), descsz = get(h + pos + 4, 4, l.msb);
-		uint64_t type = get(h + pos + 8, 4, l.msb);
-		uint64_t name = pos + 12, desc = name + ((namesz + 3) & ~3ULL);
-		uint64_t next = desc + ((descsz + 3) & ~3ULL);
-
-		if (next > end)
-			break;
-		if (namesz == 5 && memcmp(h + name, "CORE", 5) == 0) {
-			if (type == NT_PRPSINFO && !psinfo) {
-				if (!read_psinfo(h + desc, descsz, &l, &c))
-					return -EMEDIUMTYPE;
-				psinfo = true;
-			} else if (type == NT_AUXV && !auxv) {
-				if (!read_auxv(h + desc, descsz, &l, &c))
-					return -EMEDIUMTYPE;
-				auxv = true;
-			}
+	while (!(psinfo && auxv) && notes_next(&n, &type, &desc, &size)) {
+		if (type == NT_PRPSINFO && !psinfo) {
+			if (!read_psinfo(desc, size, &n.l, &c))
+				return -EMEDIUMTYPE;
+			psinfo = true;
+		} else if (type == NT_AUXV && !auxv) {
+			if (!read_auxv(desc, size, &n.l, &c))
+				return -EMEDIUMTYPE;
+			auxv = true;
 		}
-		pos = next;
 	}
 	if (!psinfo || !auxv)
-		return size > len - off ? -ENODATA : -EMEDIUMTYPE;
+		return n.cut ? -ENODATA : -EMEDIUMTYPE;
 	*ret = c;
 	return 0;
 }
@@ -353,55 +393,37 @@ static bool file_of(const unsigned char *d, uint64_t size, const struct layout *
 
 int coredam_elf_core_site(const void *head, size_t len, struct coredam_core_site *ret)
 {
-	const unsigned char *h = head;
 	struct coredam_core_site s = { 0 };
-	const unsigned char *file_note = NULL;
-	uint64_t off, size, end, pos, file_size = 0, entry = 0;
+	const unsigned char *file_note = NULL, *desc;
+	uint64_t type, size, file_size = 0, entry = 0;
 	bool prstatus = false;
 	unsigned int machine;
-	struct layout l;
+	struct notes n;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	r = read_ehdr(h, len, &l);
+	r = notes_begin(head, len, &n);
 	if (r < 0)
 		return r;
-	machine = (unsigned int)get(h + offsetof(Elf64_Ehdr, e_machine), 2, l.msb);
-	if (l.phoff + l.phnum * l.phentsize > len)
-		return -ENODATA;
-	if (first_note(h, &l, &off, &size) < 0)
-		return -EMEDIUMTYPE;
-	if (off >= len)
-		return -ENODATA;
-	end = size > len - off ? len : off + size;
-	for (pos = off; end - pos >= 12;) {
-		uint64_t namesz = get(h + pos, 4, l.msb), descsz = get(h + pos + 4, 4, l.msb);
-		uint64_t type = get(h + pos + 8, 4, l.msb);
-		uint64_t name = pos + 12, desc = name + ((namesz + 3) & ~3ULL);
-		uint64_t next = desc + ((descsz + 3) & ~3ULL);
-
-		if (next > end || next <= pos)
-			break;
-		if (namesz == 5 && memcmp(h + name, "CORE", 5) == 0) {
-			if (type == NT_PRSTATUS && !prstatus) {
-				prstatus = true;
-				s.have_pc = read_prstatus_pc(h + desc, descsz, machine, &l, &s.pc);
-			} else if (type == NT_AUXV && !entry) {
-				entry = read_auxv_entry(h + desc, descsz, &l);
-			} else if (type == NT_FILE && !file_note) {
-				file_note = h + desc;
-				file_size = descsz;
-			}
+	machine = (unsigned int)get(n.h + offsetof(Elf64_Ehdr, e_machine), 2, n.l.msb);
+	while (notes_next(&n, &type, &desc, &size)) {
+		if (type == NT_PRSTATUS && !prstatus) {
+			prstatus = true;
+			s.have_pc = read_prstatus_pc(desc, size, machine, &n.l, &s.pc);
+		} else if (type == NT_AUXV && !entry) {
+			entry = read_auxv_entry(desc, size, &n.l);
+		} else if (type == NT_FILE && !file_note) {
+			file_note = desc;
+			file_size = size;
 		}
-		pos = next;
 	}
 	if (file_note) {
 		uint64_t ignored;
 
 		if (entry)
-			(void)file_of(file_note, file_size, &l, entry, s.exe, sizeof(s.exe), &ignored);
+			(void)file_of(file_note, file_size, &n.l, entry, s.exe, sizeof(s.exe), &ignored);
 		if (s.have_pc)
-			(void)file_of(file_note, file_size, &l, s.pc, s.file, sizeof(s.file), &s.offset);
+			(void)file_of(file_note, file_size, &n.l, s.pc, s.file, sizeof(s.file), &s.offset);
 	}
 	*ret = s;
 	return 0;
