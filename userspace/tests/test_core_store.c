@@ -13,65 +13,11 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "core-build.h"
 #include "core-store.h"
 #include "pipe-outcome.h"
 #include "test.h"
 #include "macro.h"
-
-static void put(unsigned char *p, size_t n, uint64_t v, bool msb)
-{
-	for (size_t i = 0; i < n; i++)
-		p[msb ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
-}
-
-/*
- * A core as the kernel starts one: ELF header, @phnum program headers
- * (a note, then loads of 8 KiB each from offset 4096), into @buf of
- * @size bytes, zeroed. Returns the size the headers declare.
- */
-static uint64_t make_core(unsigned char *buf, size_t size, bool is64, bool msb, unsigned int phnum)
-{
-	size_t eh = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
-	size_t ph = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
-	uint64_t end = 0;
-
-	memset(buf, 0, size);
-	memcpy(buf, ELFMAG, SELFMAG);
-	buf[EI_CLASS] = is64 ? ELFCLASS64 : ELFCLASS32;
-	buf[EI_DATA] = msb ? ELFDATA2MSB : ELFDATA2LSB;
-	buf[EI_VERSION] = EV_CURRENT;
-	put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_CORE, msb);
-	if (is64) {
-		put(buf + offsetof(Elf64_Ehdr, e_phoff), 8, eh, msb);
-		put(buf + offsetof(Elf64_Ehdr, e_ehsize), 2, eh, msb);
-		put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, ph, msb);
-		put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, phnum, msb);
-	} else {
-		put(buf + offsetof(Elf32_Ehdr, e_phoff), 4, eh, msb);
-		put(buf + offsetof(Elf32_Ehdr, e_ehsize), 2, eh, msb);
-		put(buf + offsetof(Elf32_Ehdr, e_phentsize), 2, ph, msb);
-		put(buf + offsetof(Elf32_Ehdr, e_phnum), 2, phnum, msb);
-	}
-	for (unsigned int i = 0; i < phnum; i++) {
-		unsigned char *p = buf + eh + i * ph;
-		uint64_t off = i == 0 ? eh + phnum * ph : 4096 + (uint64_t)(i - 1) * 8192;
-		uint64_t filesz = i == 0 ? 100 : 8192;
-
-		if (is64) {
-			put(p + offsetof(Elf64_Phdr, p_type), 4, i == 0 ? PT_NOTE : PT_LOAD, msb);
-			put(p + offsetof(Elf64_Phdr, p_offset), 8, off, msb);
-			put(p + offsetof(Elf64_Phdr, p_filesz), 8, filesz, msb);
-			put(p + offsetof(Elf64_Phdr, p_memsz), 8, i == 0 ? 0 : filesz, msb);
-		} else {
-			put(p + offsetof(Elf32_Phdr, p_type), 4, i == 0 ? PT_NOTE : PT_LOAD, msb);
-			put(p + offsetof(Elf32_Phdr, p_offset), 4, off, msb);
-			put(p + offsetof(Elf32_Phdr, p_filesz), 4, filesz, msb);
-			put(p + offsetof(Elf32_Phdr, p_memsz), 4, i == 0 ? 0 : filesz, msb);
-		}
-		end = MAX(end, off + filesz);
-	}
-	return end;
-}
 
 /* A socket whose other end sent @len bytes of @buf and shut down. */
 static int stream(const unsigned char *buf, size_t len)
@@ -109,7 +55,7 @@ static mode_t mode_of(const char *rel)
 TEST(core_store_whole_cut_empty)
 {
 	static unsigned char core[32768];
-	uint64_t size = make_core(core, sizeof(core), true, false, 3);
+	uint64_t size = core_make(core, sizeof(core), true, false, 3);
 	struct coredam_config cfg;
 	struct coredam_pipe_args a;
 	struct coredam_core_meta m;

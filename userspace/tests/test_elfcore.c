@@ -7,65 +7,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "core-build.h"
 #include "elfcore.h"
 #include "pipe-writer.h"
 #include "test.h"
 #include "macro.h"
-
-static void put(unsigned char *p, size_t n, uint64_t v, bool msb)
-{
-	for (size_t i = 0; i < n; i++)
-		p[msb ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
-}
-
-/*
- * A core as the kernel starts one: ELF header, @phnum program headers
- * (a note, then loads of 8 KiB each from offset 4096), into @buf of
- * @size bytes, zeroed. Returns the size the headers declare.
- */
-static uint64_t make_core(unsigned char *buf, size_t size, bool is64, bool msb, unsigned int phnum)
-{
-	size_t eh = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
-	size_t ph = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
-	uint64_t end = 0;
-
-	memset(buf, 0, size);
-	memcpy(buf, ELFMAG, SELFMAG);
-	buf[EI_CLASS] = is64 ? ELFCLASS64 : ELFCLASS32;
-	buf[EI_DATA] = msb ? ELFDATA2MSB : ELFDATA2LSB;
-	buf[EI_VERSION] = EV_CURRENT;
-	put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_CORE, msb);
-	if (is64) {
-		put(buf + offsetof(Elf64_Ehdr, e_phoff), 8, eh, msb);
-		put(buf + offsetof(Elf64_Ehdr, e_ehsize), 2, eh, msb);
-		put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, ph, msb);
-		put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, phnum, msb);
-	} else {
-		put(buf + offsetof(Elf32_Ehdr, e_phoff), 4, eh, msb);
-		put(buf + offsetof(Elf32_Ehdr, e_ehsize), 2, eh, msb);
-		put(buf + offsetof(Elf32_Ehdr, e_phentsize), 2, ph, msb);
-		put(buf + offsetof(Elf32_Ehdr, e_phnum), 2, phnum, msb);
-	}
-	for (unsigned int i = 0; i < phnum; i++) {
-		unsigned char *p = buf + eh + i * ph;
-		uint64_t off = i == 0 ? eh + phnum * ph : 4096 + (uint64_t)(i - 1) * 8192;
-		uint64_t filesz = i == 0 ? 100 : 8192;
-
-		if (is64) {
-			put(p + offsetof(Elf64_Phdr, p_type), 4, i == 0 ? PT_NOTE : PT_LOAD, msb);
-			put(p + offsetof(Elf64_Phdr, p_offset), 8, off, msb);
-			put(p + offsetof(Elf64_Phdr, p_filesz), 8, filesz, msb);
-			put(p + offsetof(Elf64_Phdr, p_memsz), 8, i == 0 ? 0 : filesz, msb);
-		} else {
-			put(p + offsetof(Elf32_Phdr, p_type), 4, i == 0 ? PT_NOTE : PT_LOAD, msb);
-			put(p + offsetof(Elf32_Phdr, p_offset), 4, off, msb);
-			put(p + offsetof(Elf32_Phdr, p_filesz), 4, filesz, msb);
-			put(p + offsetof(Elf32_Phdr, p_memsz), 4, i == 0 ? 0 : filesz, msb);
-		}
-		end = MAX(end, off + filesz);
-	}
-	return end;
-}
 
 TEST(elfcore_size_from_headers)
 {
@@ -74,7 +20,7 @@ TEST(elfcore_size_from_headers)
 
 	for (int c = 0; c < 4; c++) {
 		bool is64 = c & 1, msb = c & 2;
-		uint64_t want = make_core(buf, sizeof(buf), is64, msb, 4);
+		uint64_t want = core_make(buf, sizeof(buf), is64, msb, 4);
 
 		CHECK(want == 4096 + 3 * 8192);
 		size = 0;
@@ -98,27 +44,27 @@ TEST(elfcore_size_unknown)
 	memset(buf, 0x5a, sizeof(buf));
 	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	CHECK_EQ_INT(coredam_elf_head_want(buf, sizeof(buf)), sizeof(buf));
-	make_core(buf, sizeof(buf), true, false, 4);
+	core_make(buf, sizeof(buf), true, false, 4);
 	CHECK_ERRNO(coredam_elf_core_size(buf, 10, &size), -ENODATA);
 	CHECK_ERRNO(coredam_elf_core_size(buf, 40, &size), -ENODATA);
 	CHECK_ERRNO(coredam_elf_core_size(buf, 0, &size), -ENODATA);
 	CHECK_EQ_INT(size, 42);
 
 	/* extended numbering: the count is in a section header the stream's start may not hold */
-	put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, PN_XNUM, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, PN_XNUM, false);
 	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	/* no program headers, not a core, a foreign header size */
-	put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, 0, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, 0, false);
 	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
-	make_core(buf, sizeof(buf), true, false, 4);
-	put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_EXEC, false);
+	core_make(buf, sizeof(buf), true, false, 4);
+	core_put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_EXEC, false);
 	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
-	make_core(buf, sizeof(buf), true, false, 4);
-	put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, 32, false);
+	core_make(buf, sizeof(buf), true, false, 4);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, 32, false);
 	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	/* an end past 2^64 is no core the kernel wrote */
-	make_core(buf, sizeof(buf), true, false, 2);
-	put(buf + 64 + 56 + offsetof(Elf64_Phdr, p_offset), 8, UINT64_MAX - 10, false);
+	core_make(buf, sizeof(buf), true, false, 2);
+	core_put(buf + 64 + 56 + offsetof(Elf64_Phdr, p_offset), 8, UINT64_MAX - 10, false);
 	CHECK_ERRNO(coredam_elf_core_size(buf, sizeof(buf), &size), -EMEDIUMTYPE);
 	CHECK_EQ_INT(size, 42);
 }
@@ -164,7 +110,7 @@ TEST(elfcore_stream_cut_short)
 	if (!core)
 		return;
 	for (int c = 0; c < 2; c++) {
-		CHECK(make_core(core, n + 4096, c, false, 4) == n);
+		CHECK(core_make(core, n + 4096, c, false, 4) == n);
 		memset(core + 4096, 0xab, n - 4096);	/* the loads' data */
 		CHECK_EQ_INT(copied_short(core, n, UINT64_MAX, &cut), 0);	/* exact: complete */
 		CHECK(!cut);
@@ -181,21 +127,6 @@ TEST(elfcore_stream_cut_short)
 	/* the stream ends inside the program headers: unknown, never flagged */
 	CHECK_ERRNO(copied_short(core, 70, UINT64_MAX, &cut), -ENODATA);
 	free(core);
-}
-
-/* Append a note named @name of type @type with @desc; returns the next offset. */
-static size_t put_note(unsigned char *buf, size_t pos, bool msb, const char *name, uint32_t type,
-		       const unsigned char *desc, size_t descsz)
-{
-	size_t namesz = strlen(name) + 1;
-
-	put(buf + pos, 4, namesz, msb);
-	put(buf + pos + 4, 4, descsz, msb);
-	put(buf + pos + 8, 4, type, msb);
-	memcpy(buf + pos + 12, name, namesz);
-	pos += 12 + ((namesz + 3) & ~(size_t)3);
-	memcpy(buf + pos, desc, descsz);
-	return pos + ((descsz + 3) & ~(size_t)3);
 }
 
 struct ids {
@@ -220,29 +151,29 @@ static size_t make_core_notes(unsigned char *buf, size_t size, bool is64, bool m
 		{ AT_EGID, ids->at_egid }, { AT_SECURE, ids->secure }, { AT_NULL, 0 }, { AT_UID, 0 },
 	};
 
-	make_core(buf, size, is64, msb, 2);
-	pos = put_note(buf, pos, msb, "CORE", NT_PRSTATUS, desc, is64 ? 336 : 144);
-	pos = put_note(buf, pos, msb, "LINUX", NT_PRPSINFO, desc, 16);	/* not CORE's: skipped */
+	core_make(buf, size, is64, msb, 2);
+	pos = core_note(buf, pos, msb, "CORE", NT_PRSTATUS, desc, is64 ? 336 : 144);
+	pos = core_note(buf, pos, msb, "LINUX", NT_PRPSINFO, desc, 16);	/* not CORE's: skipped */
 	memset(desc, 0, sizeof(desc));
 	if (psinfo_size == 124) {
-		put(desc + 8, 2, ids->uid, msb);
-		put(desc + 10, 2, ids->gid, msb);
+		core_put(desc + 8, 2, ids->uid, msb);
+		core_put(desc + 10, 2, ids->gid, msb);
 	} else {
-		put(desc + (is64 ? 16 : 8), 4, ids->uid, msb);
-		put(desc + (is64 ? 20 : 12), 4, ids->gid, msb);
+		core_put(desc + (is64 ? 16 : 8), 4, ids->uid, msb);
+		core_put(desc + (is64 ? 20 : 12), 4, ids->gid, msb);
 	}
-	pos = put_note(buf, pos, msb, "CORE", NT_PRPSINFO, desc, psinfo_size);
+	pos = core_note(buf, pos, msb, "CORE", NT_PRPSINFO, desc, psinfo_size);
 	memset(desc, 0, sizeof(desc));
 	/* AT_NULL ends the vector: the AT_UID after it is not read */
 	for (size_t i = 0; i < ELEMENTSOF(auxv); i++, n += 2 * w) {
-		put(desc + n, w, auxv[i][0], msb);
-		put(desc + n + w, w, auxv[i][1], msb);
+		core_put(desc + n, w, auxv[i][0], msb);
+		core_put(desc + n + w, w, auxv[i][1], msb);
 	}
-	pos = put_note(buf, pos, msb, "CORE", NT_AUXV, desc, n);
+	pos = core_note(buf, pos, msb, "CORE", NT_AUXV, desc, n);
 	if (is64)
-		put(buf + eh + offsetof(Elf64_Phdr, p_filesz), 8, pos - (eh + 2 * ph), msb);
+		core_put(buf + eh + offsetof(Elf64_Phdr, p_filesz), 8, pos - (eh + 2 * ph), msb);
 	else
-		put(buf + eh + offsetof(Elf32_Phdr, p_filesz), 4, pos - (eh + 2 * ph), msb);
+		core_put(buf + eh + offsetof(Elf32_Phdr, p_filesz), 4, pos - (eh + 2 * ph), msb);
 	return pos;
 }
 
@@ -291,15 +222,15 @@ TEST(elfcore_creds_unknown)
 	CHECK(c.uid == COREDAM_ELF_NO_ID);
 	/* no auxv: the note segment ends before it */
 	end = make_core_notes(buf, sizeof(buf), true, false, 136, &ids);
-	put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, end - (64 + 2 * 56) - 100, false);
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, end - (64 + 2 * 56) - 100, false);
 	CHECK_ERRNO(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
 	/* a note whose size runs past the segment */
 	end = make_core_notes(buf, sizeof(buf), true, false, 136, &ids);
-	put(buf + 64 + 2 * 56 + 4, 4, UINT32_MAX, false);
+	core_put(buf + 64 + 2 * 56 + 4, 4, UINT32_MAX, false);
 	CHECK_ERRNO(coredam_elf_core_creds(buf, end, &c), -EMEDIUMTYPE);
 	/* no note segment at all; not a core */
-	make_core(buf, sizeof(buf), true, false, 2);
-	put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_LOAD, false);
+	core_make(buf, sizeof(buf), true, false, 2);
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_LOAD, false);
 	CHECK_ERRNO(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);
 	memset(buf, 0x5a, sizeof(buf));
 	CHECK_ERRNO(coredam_elf_core_creds(buf, sizeof(buf), &c), -EMEDIUMTYPE);

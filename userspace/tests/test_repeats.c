@@ -12,6 +12,7 @@
 
 #include "elfcore.h"
 #include "pipe-writer.h"
+#include "core-build.h"
 #include "repeats.h"
 #include "test.h"
 #include "macro.h"
@@ -19,23 +20,6 @@
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
 #endif
-
-static void put(unsigned char *p, size_t n, uint64_t v)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static size_t note(unsigned char *buf, size_t pos, uint32_t type, const unsigned char *desc, size_t descsz)
-{
-	put(buf + pos, 4, 5);
-	put(buf + pos + 4, 4, descsz);
-	put(buf + pos + 8, 4, type);
-	memcpy(buf + pos + 12, "CORE", 5);
-	pos += 12 + 8;
-	memcpy(buf + pos, desc, descsz);
-	return pos + ((descsz + 3) & ~(size_t)3);
-}
 
 /*
  * A 64-bit little-endian core of @machine as Linux starts one: the
@@ -57,41 +41,41 @@ static size_t make_core(unsigned char *buf, size_t size, unsigned int machine, u
 	buf[EI_CLASS] = ELFCLASS64;
 	buf[EI_DATA] = ELFDATA2LSB;
 	buf[EI_VERSION] = EV_CURRENT;
-	put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_CORE);
-	put(buf + offsetof(Elf64_Ehdr, e_machine), 2, machine);
-	put(buf + offsetof(Elf64_Ehdr, e_phoff), 8, 64);
-	put(buf + offsetof(Elf64_Ehdr, e_ehsize), 2, 64);
-	put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, 56);
-	put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, 1);
-	put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_NOTE);
-	put(buf + 64 + offsetof(Elf64_Phdr, p_offset), 8, pos);
+	core_put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_CORE, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_machine), 2, machine, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phoff), 8, 64, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_ehsize), 2, 64, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, 56, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, 1, false);
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_NOTE, false);
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_offset), 8, pos, false);
 
 	if (machine == EM_AARCH64) {
-		put(desc + 112 + 32 * 8, 8, pc);
-		pos = note(buf, pos, NT_PRSTATUS, desc, 392);
+		core_put(desc + 112 + 32 * 8, 8, pc, false);
+		pos = core_note(buf, pos, false, "CORE", NT_PRSTATUS, desc, 392);
 	} else {
-		put(desc + 112 + 16 * 8, 8, pc);
-		pos = note(buf, pos, NT_PRSTATUS, desc, 336);
+		core_put(desc + 112 + 16 * 8, 8, pc, false);
+		pos = core_note(buf, pos, false, "CORE", NT_PRSTATUS, desc, 336);
 	}
 	memset(desc, 0, sizeof(desc));
-	put(desc, 8, AT_PAGESZ);
-	put(desc + 8, 8, 4096);
-	put(desc + 16, 8, AT_ENTRY);
-	put(desc + 24, 8, EXE_START + 0x1230);
-	pos = note(buf, pos, NT_AUXV, desc, 48);	/* ends with AT_NULL, 0 */
+	core_put(desc, 8, AT_PAGESZ, false);
+	core_put(desc + 8, 8, 4096, false);
+	core_put(desc + 16, 8, AT_ENTRY, false);
+	core_put(desc + 24, 8, EXE_START + 0x1230, false);
+	pos = core_note(buf, pos, false, "CORE", NT_AUXV, desc, 48);	/* ends with AT_NULL, 0 */
 	memset(desc, 0, sizeof(desc));
-	put(desc, 8, 2);
-	put(desc + 8, 8, 4096);
-	put(desc + 16, 8, EXE_START);
-	put(desc + 24, 8, EXE_START + 0x10000);
-	put(desc + 32, 8, 1);
-	put(desc + 40, 8, LIB_START);
-	put(desc + 48, 8, LIB_START + 0x100000);
-	put(desc + 56, 8, 16);
+	core_put(desc, 8, 2, false);
+	core_put(desc + 8, 8, 4096, false);
+	core_put(desc + 16, 8, EXE_START, false);
+	core_put(desc + 24, 8, EXE_START + 0x10000, false);
+	core_put(desc + 32, 8, 1, false);
+	core_put(desc + 40, 8, LIB_START, false);
+	core_put(desc + 48, 8, LIB_START + 0x100000, false);
+	core_put(desc + 56, 8, 16, false);
 	n = 64;
 	memcpy(desc + n, names, sizeof(names));
-	pos = note(buf, pos, NT_FILE, desc, n + sizeof(names));
-	put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, pos - (64 + 56));
+	pos = core_note(buf, pos, false, "CORE", NT_FILE, desc, n + sizeof(names));
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, pos - (64 + 56), false);
 	return pos;
 }
 
@@ -148,7 +132,7 @@ TEST(repeats_site_hostile_file_note)
 	/* the note as built is read; a count past what the note holds reads nothing */
 	CHECK_OK(coredam_elf_core_site(buf, end, &s));
 	CHECK_STREQ(s.file, "/usr/lib/apache2/modules/libphp8.2.so");
-	put(buf + file_desc, 8, UINT64_MAX / 2);
+	core_put(buf + file_desc, 8, UINT64_MAX / 2, false);
 	CHECK_OK(coredam_elf_core_site(buf, end, &s));
 	CHECK_STREQ(s.exe, "");
 	CHECK_STREQ(s.file, "");
