@@ -8,7 +8,8 @@ names and a hostile destination cannot make it write anywhere else."""
 import json
 import re
 
-from harness.parsers import name_values
+from harness.parsers import meta_records, name_values
+from harness.stats import most_at_once
 from harness.setups import ALL_CORES, PIPE, TEST_CONF
 
 MB = 8
@@ -25,22 +26,11 @@ pipe_setup
 
 
 def meta(res):
-    return [json.loads(line) for line in res.text("meta.json").splitlines() if line.strip()]
+    return meta_records(res.text("meta.json"))
 
 
 def stats(res):
     return name_values(res.text("stats.txt"))
-
-
-def max_overlap(ms):
-    """Most dumps writing at once, from [admitted, done] of each."""
-    ev = sorted([(m["admitted_usec"], 1) for m in ms] + [(m["done_usec"], -1) for m in ms],
-                key=lambda e: (e[0], e[1]))
-    cur = top = 0
-    for _, d in ev:
-        cur += d
-        top = max(top, cur)
-    return top
 
 
 # Each helper reads the clock once it runs after its admission; two woken
@@ -164,7 +154,7 @@ def test_burst_budget_order_cgroup_agent_restart(boot):
     # every helper wrote from inside the dump cgroup
     assert {m["cgroup"] for m in ms} == {"/coredump.slice"}
     # never more than the budget writing at once
-    assert max_overlap(ms) <= 2, ms
+    assert most_at_once(ms) <= 2, ms
     # slots in ticket order, tickets in crash order
     assert_fifo(ms)
     order = [int(p) for p in res.text("order.txt").split()]
@@ -254,7 +244,7 @@ def test_fallback_without_agent_compress_and_timeout(boot):
     ms = meta(res)
     assert len(ms) == 4, res.text("ls.txt")
     assert_cores_valid(res, ms, 4)
-    assert max_overlap(ms) <= 1, ms
+    assert most_at_once(ms) <= 1, ms
     assert_fifo(ms)
     for m in ms:
         assert m["compression"] == "zstd" and m["core"].endswith(".zst")
@@ -291,7 +281,7 @@ def test_fallback_without_agent_compress_and_timeout(boot):
     st3 = name_values(res.text("stats3.txt"))
     assert st3["started"] == 6 and st3["completed"] == 3 and st3["skipped_repeat"] == 3, st3
     assert st3["admitted"] == 3 and st3["skipped_timeout"] == 0, st3
-    ms3 = [json.loads(line) for line in res.text("meta3.json").splitlines() if line.strip()]
+    ms3 = meta_records(res.text("meta3.json"))
     assert sorted(m["signal"] for m in ms3) == [6, 11, 11], ms3
     cores3 = res.json_lines("cores3.json")
     assert len(cores3) == 3, res.text("ls3.txt")

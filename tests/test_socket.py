@@ -10,7 +10,8 @@ import json
 import os
 import re
 
-from harness.parsers import name_values
+from harness.parsers import meta_records, name_values
+from harness.stats import most_at_once
 from harness.setups import TEST_CONF
 
 # the stock 7.3 kernel `make kernel` builds (make kernel-7.3); COREDAM_KERNEL_73 names another bzImage
@@ -45,18 +46,7 @@ def boot73(boot, script, conf, timeout=900):
 
 
 def meta(res):
-    return [json.loads(line) for line in res.text("meta.json").splitlines() if line.strip()]
-
-
-def max_overlap(ms):
-    """Most dumps writing at once, from [admitted, done] of each."""
-    ev = sorted([(m["admitted_usec"], 1) for m in ms] + [(m["done_usec"], -1) for m in ms],
-                key=lambda e: (e[0], e[1]))
-    cur = top = 0
-    for _, d in ev:
-        cur += d
-        top = max(top, cur)
-    return top
+    return meta_records(res.text("meta.json"))
 
 
 BURST_N = int(os.environ.get("SOCK_BURST_N", "12"))
@@ -120,7 +110,7 @@ def test_socket_burst_whole_fifo_cgroup_counted(boot):
     # every writer wrote from inside the dump cgroup
     assert {m["cgroup"] for m in ms} == {"/coredump.slice"}, ms
     # never more than the budget streaming at once
-    assert max_overlap(ms) <= 2, ms
+    assert most_at_once(ms) <= 2, ms
     # admitted in arrival order: tickets in crash order, admissions in ticket order
     order = [int(p) for p in res.text("order.txt").split()]
     by_ticket = sorted(ms, key=lambda m: m["ticket"])

@@ -3,6 +3,7 @@ the kernel's core_dump_stats and coredam-pipe's counters, the agent's log,
 /proc/PID/stat and a kselftest program's TAP output. Each takes the text (or a path) and returns plain data;
 a test of each against recorded guest output is in tests/host/."""
 
+import json
 import os
 import re
 from pathlib import Path
@@ -171,3 +172,9 @@ def tap_cases(tap):
         result = directive.lower() if directive else ("pass" if ok == "ok" else "fail")
         out.append((name, result, reason.strip()))
     return out
+
+
+def meta_records(text):
+    """The meta records the guest gathered, one JSON object a line (every
+    non-empty line must be one)."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

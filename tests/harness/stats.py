@@ -43,3 +43,16 @@ def window_stats(r, mode, length_s):
 def physical_limit_s(crashes, mb, disk_bps_write=40_000_000):
     """The disk's own time for crashes cores of mb MiB, in seconds."""
     return crashes * (mb << 20) / disk_bps_write
+
+
+def most_at_once(ms):
+    """Most dumps writing at once, from [admitted_usec, done_usec] of each
+    helper's or socket writer's meta record; one ending as another starts
+    does not overlap it."""
+    ev = sorted([(m["admitted_usec"], 1) for m in ms] + [(m["done_usec"], -1) for m in ms],
+                key=lambda e: (e[0], e[1]))
+    cur = top = 0
+    for _, d in ev:
+        cur += d
+        top = max(top, cur)
+    return top

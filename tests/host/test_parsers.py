@@ -162,3 +162,17 @@ def test_tap_cases_of_the_7_3_selftests_as_a_guest_ran_them():
         assert total == len(cases) == len({c[0] for c in cases}) >= 1, f
         assert all(result == "pass" for _, result, _ in cases), f
     assert len(list((DATA / "linux73-selftests").glob("*.tap"))) == 3
+
+
+def test_most_dumps_at_once_from_meta_records():
+    text = ('{"pid": 1, "admitted_usec": 100, "done_usec": 500}\n\n'
+            '{"pid": 2, "admitted_usec": 200, "done_usec": 300}\n'
+            '{"pid": 3, "admitted_usec": 300, "done_usec": 900}\n'
+            '{"pid": 4, "admitted_usec": 400, "done_usec": 450}\n')
+    ms = parsers.meta_records(text)
+    assert [m["pid"] for m in ms] == [1, 2, 3, 4]
+    # 2 ends at 300 as 3 starts: 1, 3, 4 at once over 400..450
+    assert stats.most_at_once(ms) == 3
+    assert stats.most_at_once(ms[:3]) == 2 and stats.most_at_once([]) == 0
+    with pytest.raises(ValueError):
+        parsers.meta_records("not json\n")
