@@ -50,7 +50,8 @@ static json_t *agent_json(const struct ctl_status *s)
 		COREDAM_STATUS_FLOOR_BPS, COREDAM_STATUS_CEILING_BPS, COREDAM_STATUS_BUSY_CEILING_BPS,
 		COREDAM_STATUS_FOREGROUND_PRESSURE, COREDAM_STATUS_SPACE_BELOW, COREDAM_STATUS_FREE_BYTES,
 		COREDAM_STATUS_FLOOR_BYTES, COREDAM_STATUS_BUDGET_CHANGES, COREDAM_STATUS_RELOADS,
-		COREDAM_STATUS_RELOAD_FAILURES, COREDAM_STATUS_MODE, COREDAM_STATUS_CONFIG,
+		COREDAM_STATUS_RELOAD_FAILURES, COREDAM_STATUS_WAITING_MEMORY, COREDAM_STATUS_DUMPER_MEMORY,
+		COREDAM_STATUS_MODE, COREDAM_STATUS_CONFIG,
 		COREDAM_STATUS_LAST_RELOAD, COREDAM_STATUS_DESTINATION,
 	};
 	json_t *o = json_object();
@@ -247,6 +248,12 @@ static void print_agent_budget(struct ctl_status *s)
 	       ctl_agent_field(s, COREDAM_STATUS_CONCURRENCY, "?", v, sizeof(v)),
 	       ctl_agent_field(s, COREDAM_STATUS_QUEUE_CAP, "?", b1, sizeof(b1)),
 	       ctl_agent_field(s, COREDAM_STATUS_WAIT_TIMEOUT_MS, "?", b2, sizeof(b2)));
+	if (coredam_status_has(a, COREDAM_STATUS_WAITING_MEMORY) && a->waiting_memory)
+		printf("Waiters:      at most %s of memory held by waiting dumpers (WaitingMemoryMax=)%s%s%s\n",
+		       format_size(b1, sizeof(b1), a->waiting_memory),
+		       a->dumper_memory ? "; each holds up to " : "",
+		       a->dumper_memory ? format_size(b2, sizeof(b2), a->dumper_memory) : "",
+		       a->dumper_memory ? " (RssAnon)" : "");
 	printf("Pressure:     foreground %s\n",
 	       ctl_agent_field(s, COREDAM_STATUS_FOREGROUND_PRESSURE, "?", v, sizeof(v)));
 }

@@ -39,6 +39,10 @@ int agent_check_kernel(struct agent *a)
 		return r;
 	}
 	a->m.kernel_full = coredam_kernel_full(k);
+	r = coredam_mem_total(&a->roots, &a->mem_total);
+	if (r < 0)
+		log_warning("cannot read MemTotal from %s/meminfo: %s; WaitingMemoryMax= as a percentage bounds nothing",
+			    a->roots.proc, strerror(-r));
 	/*
 	 * CAP_SYS_ADMIN is for the series' knobs alone: on a kernel without
 	 * them nothing here needs it, and a compromised agent is weaker
@@ -362,9 +366,22 @@ int agent_apply_admission(struct agent *a)
 	struct coredam_admission adm;
 	int r = 0;
 
-	coredam_admission_eval(&a->cfg, &a->budget, a->tick.space_valid && a->tick.space_below, &adm);
+	coredam_admission_eval(&a->cfg, &a->budget, a->tick.space_valid && a->tick.space_below,
+			       coredam_share_bytes(&a->cfg.waiting_memory, a->mem_total), a->pin_bytes, &adm);
 	if (a->adm_applied && memcmp(&adm, &a->adm, sizeof(adm)) == 0)
 		return 0;
+	if (adm.memory_bound != a->adm.memory_bound) {
+		char bound[32], pin[32];
+
+		if (adm.memory_bound)
+			log_notice("waiting places cut to %u by WaitingMemoryMax= (%s for waiters that hold up to %s each) "
+				   "event=queue-memory waiting=%u pin_bytes=%" PRIu64,
+				   adm.waiting,
+				   format_size(bound, sizeof(bound), coredam_share_bytes(&a->cfg.waiting_memory, a->mem_total)),
+				   format_size(pin, sizeof(pin), a->pin_bytes), adm.waiting, a->pin_bytes);
+		else
+			log_info("waiting places back to QueueCap= event=queue-memory waiting=%u", adm.waiting);
+	}
 	if (a->kern.core_max_concurrency)
 		r = write_u32(a, "kernel.core_max_concurrency", adm.concurrency) ?: r;
 	if (a->kern.core_max_waiting)
@@ -382,6 +399,7 @@ int agent_apply_admission(struct agent *a)
 	if (r == 0) {
 		a->adm = adm;
 		a->adm_applied = true;
+		a->m.waiting_places = adm.waiting;
 	}
 	return r;
 }

@@ -115,6 +115,9 @@ struct agent {
 	struct coredam_budget budget;
 	struct coredam_admission adm;
 	bool adm_applied;
+	uint64_t mem_total;		/* MemTotal, for WaitingMemoryMax=N%; 0 unknown */
+	uint64_t pin_bytes;		/* the most one dumper holds (RssAnon), now or lately; 0 none */
+	uint64_t pin_seen_usec;		/* when a dumper was last seen holding memory */
 	bool sysctls_touched;
 	bool pipe_active;	/* core_pattern points at coredam-pipe (stock kernel, [Pipe] SetCorePattern=yes) */
 	bool pattern_external;	/* --core-pattern=external: ExecStartPre= installs it, not us */

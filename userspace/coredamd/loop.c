@@ -192,10 +192,22 @@ static bool helper_known(const struct agent *a)
  * reads only the writing ones' /proc/PID/io again, for their end records'
  * bytes.
  */
+/* WaitingMemoryMax= counts waiters by what one holds: a changed estimate changes the places at once. */
+static void track_pinned(struct agent *a, uint64_t pin, uint64_t now)
+{
+	uint64_t est = coredam_pin_estimate(a->pin_bytes, &a->pin_seen_usec, pin, now);
+
+	if (est == a->pin_bytes)
+		return;
+	a->pin_bytes = est;
+	a->m.pin_bytes = est;
+	(void)agent_apply_admission(a);
+}
+
 void track_dumps(struct agent *a, bool full)
 {
 	struct coredam_dump *v = NULL;
-	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	uint64_t now = now_usec(CLOCK_MONOTONIC), pin = 0;
 	uint32_t writing = 0, waiting = 0;
 	size_t n = 0;
 	struct coredam_stats st;
@@ -232,7 +244,11 @@ void track_dumps(struct agent *a, bool full)
 		a->dumps[i].seen = false;
 	a->n_held = 0;
 	for (size_t i = 0; i < n; i++) {
-		enum coredam_dump_state state = track_one(a, &v[i], have_st, &st, now);
+		enum coredam_dump_state state;
+
+		if (v[i].state != COREDAM_DUMP_HELPER)
+			pin = MAX(pin, v[i].anon_bytes);
+		state = track_one(a, &v[i], have_st, &st, now);
 
 		if (state == COREDAM_DUMP_WRITING || state == COREDAM_DUMP_DUMPING)
 			writing++;
@@ -247,6 +263,7 @@ void track_dumps(struct agent *a, bool full)
 	}
 	a->m.dumps_writing = writing;
 	a->m.dumps_waiting = waiting;
+	track_pinned(a, pin, now);
 }
 
 static void write_metrics(struct agent *a)
@@ -448,6 +465,8 @@ static void status_settings(const struct agent *a, struct coredam_status *st)
 	st->read_bps = a->cfg.read_bps;
 	st->concurrency = a->adm.concurrency;
 	st->queue_cap = a->adm.waiting;
+	st->waiting_memory = coredam_share_bytes(&a->cfg.waiting_memory, a->mem_total);
+	st->dumper_memory = a->pin_bytes;
 	st->wait_timeout_ms = a->adm.timeout_ms;
 	st->floor_bps = a->params.floor_bps;
 	st->ceiling_bps = a->params.ceiling_bps;

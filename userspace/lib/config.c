@@ -37,6 +37,7 @@ enum key_type {
 	T_U32_INF,	/* a count; "infinity": none (stored as 0, which an old config wrote) */
 	T_FRACTION,	/* "10%" or "0.1" */
 	T_FLOOR,	/* "1G", "5%", or both "1G 5%" */
+	T_SHARE,	/* struct coredam_share: "1G", "50%", or "infinity" */
 	T_DESTINATION,	/* "auto" or absolute path */
 	T_NICE,		/* -20..19, or "keep" (COREDAM_NICE_KEEP) */
 };
@@ -68,6 +69,7 @@ static const struct key keys[] = {
 	K("Limits", "Concurrency", T_U32_INF, concurrency, "2"),
 	K("Limits", "QueueCap", T_U32_INF, queue_cap, "64"),
 	K("Limits", "WaitTimeout", T_DURATION_INF, wait_timeout_usec, "30min"),
+	K("Limits", "WaitingMemoryMax", T_SHARE, waiting_memory, "50%"),
 	K("Limits", "WritebackWindow", T_SIZE, writeback_window, "1M"),
 	K("Limits", "DumpNice", T_NICE, dump_nice, "19"),
 	K("Adaptive", "Floor", T_RATE, floor_bps, "10M"),
@@ -141,6 +143,40 @@ static int parse_fraction(const char *v, double *ret)
 	if (*end || d < 0.0 || d > 1.0)
 		return -ERANGE;
 	*ret = d;
+	return 0;
+}
+
+/* A size (base 1024, > 0), a percentage (1-100%), or "infinity". */
+static int parse_share(const struct key *k, const char *value, struct coredam_share *ret,
+		       struct coredam_error *reterr)
+{
+	struct coredam_share sh = { 0 };
+	size_t l = strlen(value);
+	int r;
+
+	if (strcmp(value, "infinity") == 0) {
+		*ret = sh;
+		return 0;
+	}
+	if (l > 1 && value[l - 1] == '%') {
+		char num[16];
+
+		if (l > sizeof(num))
+			return coredam_error_set(reterr, -EINVAL, "%s=%s: bad percentage", k->name, value);
+		memcpy(num, value, l - 1);
+		num[l - 1] = '\0';
+		r = parse_u32(num, &sh.percent);
+		if (r < 0 || sh.percent == 0 || sh.percent > 100)
+			return coredam_error_set(reterr, -ERANGE,
+						 "%s=%s: expected a percentage from 1%% to 100%%", k->name, value);
+	} else {
+		r = parse_size(value, 1024, &sh.bytes);
+		if (r < 0 || sh.bytes == 0)
+			return coredam_error_set(reterr, r < 0 ? r : -ERANGE,
+						 "%s=%s: expected a size (e.g. 4G), a percentage (e.g. 50%%) or infinity",
+						 k->name, value);
+	}
+	*ret = sh;
 	return 0;
 }
 
@@ -320,6 +356,8 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		return 0;
 	case T_FLOOR:
 		return parse_floor(cfg, k, value, reterr);
+	case T_SHARE:
+		return parse_share(k, value, (struct coredam_share *)field, reterr);
 	case T_NICE: {
 		int32_t v;
 
@@ -417,6 +455,13 @@ void coredam_config_init(struct coredam_config *cfg)
 	}
 }
 
+uint64_t coredam_share_bytes(const struct coredam_share *share, uint64_t total)
+{
+	if (share->bytes)
+		return share->bytes;
+	return total / 100 * share->percent;
+}
+
 uint64_t coredam_config_free_floor(const struct coredam_config *cfg, uint64_t total)
 {
 	uint64_t pct = total / 100 * cfg->free_floor_percent;
@@ -482,6 +527,15 @@ static int format_value(const struct coredam_config *c, const struct key *k, cha
 		return xsnprintf(buf, size, "%.10g%%", *(const double *)field * 100.0);
 	case T_FLOOR:
 		return xsnprintf(buf, size, "%" PRIu64 " %" PRIu32 "%%", c->free_floor_bytes, c->free_floor_percent);
+	case T_SHARE: {
+		const struct coredam_share *sh = field;
+
+		if (sh->bytes)
+			return xsnprintf(buf, size, "%" PRIu64, sh->bytes);
+		if (sh->percent)
+			return xsnprintf(buf, size, "%" PRIu32 "%%", sh->percent);
+		return xsnprintf(buf, size, "infinity");
+	}
 	case T_NICE:
 		if (*(const int *)field == COREDAM_NICE_KEEP)
 			return xsnprintf(buf, size, "keep");

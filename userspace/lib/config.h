@@ -19,6 +19,12 @@ enum coredam_mode {
  * "no limit"; sizes are bytes; durations microseconds. The defaults are in
  * coredam_config_init() and documented in coredam.conf(5).
  */
+/* A size, or a percentage of some total (the memory, a file system); both 0: "infinity". */
+struct coredam_share {
+	uint64_t bytes;
+	uint32_t percent;	/* 1..100, when bytes is 0 */
+};
+
 struct coredam_config {
 	/* [Agent] */
 	enum coredam_mode mode;
@@ -42,6 +48,7 @@ struct coredam_config {
 	uint32_t queue_cap;
 	int dump_nice;			/* -20..19, or COREDAM_NICE_KEEP */
 	uint64_t wait_timeout_usec;
+	struct coredam_share waiting_memory;	/* the waiting dumpers' memory, at most */
 	uint64_t writeback_window;
 
 	/* [Adaptive] */
@@ -132,6 +139,9 @@ int coredam_config_load_full(const char *main_file, const char *const *dropin_di
  */
 int coredam_config_set(struct coredam_config *cfg, const char *section, const char *key,
 		       const char *value, struct coredam_error *reterr);
+
+/* @share of @total bytes: its size, or its percentage of @total; 0 for "infinity". */
+uint64_t coredam_share_bytes(const struct coredam_share *share, uint64_t total);
 
 /* Absolute free-space floor for a filesystem of @total bytes: the larger of both. */
 uint64_t coredam_config_free_floor(const struct coredam_config *cfg, uint64_t total);

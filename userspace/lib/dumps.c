@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Dumps in progress, as /proc shows them. */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 
 #include "cgroup.h"
 #include "dumps.h"
@@ -52,6 +54,36 @@ bool coredam_status_field(const char *status, const char *key, char *buf, size_t
 		}
 	}
 	return false;
+}
+
+int coredam_kb_field(const char *text, const char *key, uint64_t *ret)
+{
+	char v[64], unit[8];
+	uint64_t kb;
+	int n = 0;
+
+	if (!coredam_status_field(text, key, v, sizeof(v)))
+		return -ENOENT;
+	if (sscanf(v, "%" SCNu64 " %7s%n", &kb, unit, &n) != 2 || v[n] != '\0' || strcmp(unit, "kB") != 0 ||
+	    kb > UINT64_MAX / 1024)
+		return -EINVAL;
+	*ret = kb * 1024;
+	return 0;
+}
+
+int coredam_mem_total(const struct coredam_roots *roots, uint64_t *ret)
+{
+	_cleanup_free_ char *mi = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	r = xsnprintf(path, sizeof(path), "%s/meminfo", roots->proc);
+	if (r < 0)
+		return r;
+	r = read_file_at(AT_FDCWD, path, 65536, &mi);
+	if (r < 0)
+		return r;
+	return coredam_kb_field(mi, "MemTotal", ret);
 }
 
 /* @pid is a line of @procs (a cgroup.procs). */
@@ -164,6 +196,7 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		else
 			dp.state = COREDAM_DUMP_HELPER;
 		coredam_status_field(status, "Name", dp.comm, sizeof(dp.comm));
+		(void)coredam_kb_field(status, "RssAnon", &dp.anon_bytes);
 		snprintf(f, sizeof(f), "%s/exe", de->d_name);
 		l = readlinkat(dirfd(d), f, dp.exe, sizeof(dp.exe) - 1);
 		dp.exe[l > 0 ? l : 0] = '\0';

@@ -23,10 +23,17 @@ struct coredam_dump {
 	char exe[256];
 	uint64_t write_bytes;	/* /proc/PID/io write_bytes */
 	uint64_t syscw;		/* /proc/PID/io syscw: the dump's writes count too */
+	uint64_t anon_bytes;	/* RssAnon: private memory it keeps from being freed until its dump ends */
 	char cgroup[1024];	/* its v2 cgroup, or an ancestor when longer; "" unknown */
 };
 
 const char *coredam_dump_state_str(enum coredam_dump_state s);
+
+/* The "@key:   N kB" line of a /proc/PID/status or /proc/meminfo, in bytes; -ENOENT, -EINVAL. */
+int coredam_kb_field(const char *text, const char *key, uint64_t *ret);
+
+/* MemTotal of <proc>/meminfo, in bytes. */
+int coredam_mem_total(const struct coredam_roots *roots, uint64_t *ret);
 
 /*
  * The dump's executable (its comm when the path is unknown) for a log line

@@ -117,6 +117,7 @@ static const struct {
 	{ "kernel-leaf", "b2fe586f01b24e0f90038e2a73bce482" },
 	{ "pipe-helper", "8a9c91abd6c847aa90c71a4a8d5fdbdc" },
 	{ "pressure-source", "695943733e2343e1a4a0b1427ec651eb" },
+	{ "queue-memory", "a28eed6092944cb2a5615cfa8b3c5793" },
 	{ "ready", "fbbfb22a23bd472ba82c75a731b8661e" },
 	{ "reload-failed", "8c88551ff2174d279a85e2a580307008" },
 	{ "reloaded", "207f6df8c15f403286bb0f95bb0e4707" },

@@ -144,6 +144,12 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 		 "Write bandwidth allowed to the dump cgroup, 0 = unlimited.", m->budget.wbps);
 	metric_u(&w, "concurrency", "gauge", "Dumps allowed to write at once, 0 = unlimited.",
 		 m->budget.concurrency);
+	metric_u(&w, "waiting_places", "gauge",
+		 "Dumps allowed to wait for a slot (QueueCap=, cut by WaitingMemoryMax=), 0 = no cap.",
+		 m->waiting_places);
+	metric_u(&w, "dumper_memory_bytes", "gauge",
+		 "Private memory (RssAnon) one dumper holds, the most among the current or last dumpers; "
+		 "WaitingMemoryMax= divides by it.", m->pin_bytes);
 	metric(&w, "foreground_io_pressure_ratio", "gauge",
 	       "Foreground I/O stall fraction over the last interval.", m->foreground_pressure);
 	metric_u(&w, "budget_changes_total", "counter", "Budget changes made by the agent.",

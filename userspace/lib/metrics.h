@@ -25,6 +25,8 @@ struct coredam_metrics {
 	uint64_t space_low_episodes;
 	uint64_t incomplete_marked;
 	uint32_t dumps_writing, dumps_waiting;
+	uint32_t waiting_places;	/* core_max_waiting or the helper's/socket's queue cap; 0 = no cap */
+	uint64_t pin_bytes;		/* what one dumper holds, as WaitingMemoryMax= counts it; 0 none seen */
 	bool have_pipe;			/* stock kernel: coredam-pipe's own counters besides */
 	struct coredam_pipe_stats pipe;
 };

@@ -54,7 +54,8 @@ int coredam_space_check_fd(const struct coredam_config *cfg, int dirfd, struct c
 }
 
 void coredam_admission_eval(const struct coredam_config *cfg, const struct coredam_budget *b,
-			    bool space_below, struct coredam_admission *ret)
+			    bool space_below, uint64_t mem_bound, uint64_t pin,
+			    struct coredam_admission *ret)
 {
 	struct coredam_admission a = {
 		.concurrency = b->concurrency,
@@ -64,12 +65,33 @@ void coredam_admission_eval(const struct coredam_config *cfg, const struct cored
 
 	if (cfg->wait_timeout_usec && a.timeout_ms == 0)
 		a.timeout_ms = 1;
+	if (mem_bound && pin) {
+		uint64_t places = MAX(mem_bound / pin, 1);
+
+		/* QueueCap=infinity is 0: no count cap, only this one */
+		if (a.waiting == 0 || places < a.waiting) {
+			a.waiting = (uint32_t)MIN(places, (uint64_t)UINT32_MAX);
+			a.memory_bound = true;
+		}
+	}
 	if (space_below) {
 		a.concurrency = 1;
 		a.waiting = 1;
 		a.timeout_ms = 1;
+		a.memory_bound = false;
 	}
 	*ret = a;
+}
+
+uint64_t coredam_pin_estimate(uint64_t est, uint64_t *seen_usec, uint64_t now_pin, uint64_t now_usec)
+{
+	if (now_pin) {
+		*seen_usec = now_usec;
+		return now_pin;
+	}
+	if (est && now_usec - *seen_usec > COREDAM_PIN_FORGET_USEC)
+		return 0;
+	return est;
 }
 
 /* @a + @b, or UINT64_MAX where that would wrap: no file is ever that long. */

@@ -33,13 +33,35 @@ int coredam_space_check_fd(const struct coredam_config *cfg, int dirfd, struct c
  * the slot at once is skipped and counted as skipped_timeout or
  * skipped_full by the kernel). What can still land below the floor is
  * bounded by the dumps already writing plus one.
+ *
+ * Each waiting dumper keeps its memory (what it alone holds: RssAnon)
+ * until its dump ends. With @mem_bound (WaitingMemoryMax= resolved
+ * against MemTotal, 0: none) and @pin (the most one dumper held among the
+ * recent ones, 0: none seen), the waiting places are cut to
+ * @mem_bound / @pin, at least one: waiters beyond them are skipped
+ * (skipped_full) instead of pinning more memory than the bound.
+ * memory_bound says the cut is in force.
  */
 struct coredam_admission {
 	uint32_t concurrency, waiting, timeout_ms;
+	bool memory_bound;
 };
 
 void coredam_admission_eval(const struct coredam_config *cfg, const struct coredam_budget *b,
-			    bool space_below, struct coredam_admission *ret);
+			    bool space_below, uint64_t mem_bound, uint64_t pin,
+			    struct coredam_admission *ret);
+
+/* How long the memory the last dumpers held stays the estimate once none dumps. */
+#define COREDAM_PIN_FORGET_USEC (10ULL * 60 * 1000000)
+
+/*
+ * The @pin of coredam_admission_eval() from the one before (@est, seen
+ * holding memory at *@seen_usec) and the most a dumper holds now (@now_pin,
+ * 0: none dumps): the present storm's own when there is one, else the
+ * last one's for COREDAM_PIN_FORGET_USEC, so that the next storm's first
+ * waiters are bounded too; then 0.
+ */
+uint64_t coredam_pin_estimate(uint64_t est, uint64_t *seen_usec, uint64_t now_pin, uint64_t now_usec);
 
 /*
  * Is the ELF core @name (under @dirfd) shorter than its program headers

@@ -47,6 +47,8 @@ static const struct field fields[COREDAM_STATUS_N_FIELDS] = {
 	FIELD(BUDGET_CHANGES, KIND_U64, budget_changes),
 	FIELD(RELOADS, KIND_U64, reloads),
 	FIELD(RELOAD_FAILURES, KIND_U64, reload_failures),
+	FIELD(WAITING_MEMORY, KIND_U64, waiting_memory),
+	FIELD(DUMPER_MEMORY, KIND_U64, dumper_memory),
 };
 
 const char *coredam_status_key(enum coredam_status_field f)

@@ -50,6 +50,8 @@ enum coredam_status_field {
 	COREDAM_STATUS_BUDGET_CHANGES,
 	COREDAM_STATUS_RELOADS,
 	COREDAM_STATUS_RELOAD_FAILURES,
+	COREDAM_STATUS_WAITING_MEMORY,
+	COREDAM_STATUS_DUMPER_MEMORY,
 	COREDAM_STATUS_N_FIELDS,
 };
 
@@ -84,6 +86,8 @@ struct coredam_status {
 	struct coredam_status_device devices[COREDAM_STATUS_MAX_DEVICES];
 	size_t n_devices;
 	uint64_t budget_changes, reloads, reload_failures;
+	uint64_t waiting_memory;	/* WaitingMemoryMax= in bytes; 0: none */
+	uint64_t dumper_memory;		/* what one dumper holds as it counts (RssAnon); 0: none seen */
 };
 
 static inline bool coredam_status_has(const struct coredam_status *s, enum coredam_status_field f)

@@ -12,7 +12,7 @@ TEST(dumps_from_proc)
 	struct coredam_dump *d = NULL;
 	size_t n = 0;
 
-	mkfile("proc/100/status", "Name:\tcrasher\nState:\tD\nCoreDumping:\t1\n");
+	mkfile("proc/100/status", "Name:\tcrasher\nState:\tD\nRssAnon:\t  65536 kB\nCoreDumping:\t1\n");
 	mkfile("proc/100/cgroup", "0::/coredump.slice\n");
 	mkfile("proc/100/io", "rchar: 1\nwchar: 2\nwrite_bytes: 65536\n");
 	mklink("proc/100/exe", "/usr/bin/crasher");
@@ -37,8 +37,10 @@ TEST(dumps_from_proc)
 			CHECK_STREQ(d[i].exe, "/usr/bin/crasher");
 			CHECK_STREQ(d[i].comm, "crasher");
 			CHECK_STREQ(d[i].cgroup, "/coredump.slice");
+			CHECK(d[i].anon_bytes == 64ULL << 20);
 		} else if (d[i].pid == 101) {
 			CHECK(d[i].state == COREDAM_DUMP_DUMPING);
+			CHECK_EQ_INT(d[i].anon_bytes, 0);	/* a kernel thread's status has none */
 			CHECK_STREQ(d[i].cgroup, "/user.slice");
 		} else {
 			CHECK(d[i].pid == 103 && d[i].state == COREDAM_DUMP_HELPER);
@@ -102,6 +104,22 @@ TEST(proc_io)
 	/* gone: nothing written back */
 	CHECK_ERRNO(coredam_proc_io_read(&r, 201, &wb, &cw), -ENOENT);
 	CHECK_EQ_INT(wb, 65536);
+}
+
+TEST(kb_fields_and_mem_total)
+{
+	struct coredam_roots r = { .proc = tkeep("mproc") };
+	uint64_t v = 0;
+
+	CHECK_OK(coredam_kb_field("MemTotal:        3012345 kB\nMemFree: 1 kB\n", "MemTotal", &v));
+	CHECK(v == 3012345ULL * 1024);
+	CHECK_ERRNO(coredam_kb_field("MemTotal: 3 MB\n", "MemTotal", &v), -EINVAL);
+	CHECK_ERRNO(coredam_kb_field("MemTotal: 3 kB x\n", "MemTotal", &v), -EINVAL);
+	CHECK_ERRNO(coredam_kb_field("MemTotal: 99999999999999999999 kB\n", "MemTotal", &v), -EINVAL);
+	CHECK_ERRNO(coredam_kb_field("MemTotalX: 3 kB\n", "MemTotal", &v), -ENOENT);
+	mkfile("mproc/meminfo", "MemTotal:        2000 kB\nMemAvailable:    1000 kB\n");
+	CHECK_OK(coredam_mem_total(&r, &v));
+	CHECK_EQ_INT(v, 2048000);
 }
 
 TEST(status_field)

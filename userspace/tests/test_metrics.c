@@ -11,7 +11,7 @@ TEST(metrics_output)
 {
 	struct coredam_metrics m = { .kernel_full = true, .have_stats = true, .mode = COREDAM_MODE_ADAPTIVE,
 				     .budget = { .wbps = 30000000, .concurrency = 2 },
-				     .foreground_pressure = 0.25 };
+				     .foreground_pressure = 0.25, .waiting_places = 5, .pin_bytes = 209715200 };
 	char buf[16384], small[64];
 	char *s;
 
@@ -58,6 +58,8 @@ TEST(metrics_output)
 	CHECK(strstr(buf, "coredam_mode{mode=\"adaptive\"} 1\n"));
 	CHECK(strstr(buf, "coredam_write_bandwidth_bytes_per_second 30000000\n"));
 	CHECK(strstr(buf, "coredam_foreground_io_pressure_ratio 0.25\n"));
+	CHECK(strstr(buf, "# TYPE coredam_waiting_places gauge\ncoredam_waiting_places 5\n"));
+	CHECK(strstr(buf, "# TYPE coredam_dumper_memory_bytes gauge\ncoredam_dumper_memory_bytes 209715200\n"));
 	CHECK(strstr(buf, "coredam_kernel_support 1\n"));
 	CHECK_ERRNO(coredam_metrics_format(&m, small, sizeof(small)), -ENOBUFS);
 	/* every sample line: name, space, number */

@@ -22,10 +22,47 @@ TEST(admission_and_space_guard)
 
 	coredam_config_init(&c);
 	c.wait_timeout_usec = 500; /* under a millisecond: still a timeout */
-	coredam_admission_eval(&c, &b, false, &a);
-	CHECK(a.concurrency == 3 && a.waiting == 64 && a.timeout_ms == 1);
-	coredam_admission_eval(&c, &b, true, &a);
+	coredam_admission_eval(&c, &b, false, 0, 0, &a);
+	CHECK(a.concurrency == 3 && a.waiting == 64 && a.timeout_ms == 1 && !a.memory_bound);
+	coredam_admission_eval(&c, &b, true, 0, 0, &a);
 	CHECK(a.concurrency == 1 && a.waiting == 1 && a.timeout_ms == 1);
+
+	/* 1 GiB for waiters that hold 200 MiB each: 5 places, not 64 */
+	coredam_admission_eval(&c, &b, false, 1ULL << 30, 200ULL << 20, &a);
+	CHECK(a.waiting == 5 && a.memory_bound);
+	/* 64 places of 1 MiB fit in 1 GiB: the count cap stays */
+	coredam_admission_eval(&c, &b, false, 1ULL << 30, 1ULL << 20, &a);
+	CHECK(a.waiting == 64 && !a.memory_bound);
+	/* one dumper larger than the bound: still one place */
+	coredam_admission_eval(&c, &b, false, 1ULL << 30, 2ULL << 30, &a);
+	CHECK(a.waiting == 1 && a.memory_bound);
+	/* no dumper seen yet, or no bound: the count cap */
+	coredam_admission_eval(&c, &b, false, 1ULL << 30, 0, &a);
+	CHECK(a.waiting == 64 && !a.memory_bound);
+	/* QueueCap=infinity: the memory is the only cap */
+	c.queue_cap = 0;
+	coredam_admission_eval(&c, &b, false, 1ULL << 30, 100ULL << 20, &a);
+	CHECK(a.waiting == 10 && a.memory_bound);
+	coredam_admission_eval(&c, &b, false, 0, 100ULL << 20, &a);
+	CHECK(a.waiting == 0 && !a.memory_bound);
+	/* below the space floor the squeeze wins */
+	coredam_admission_eval(&c, &b, true, 1ULL << 30, 100ULL << 20, &a);
+	CHECK(a.waiting == 1 && a.concurrency == 1 && !a.memory_bound);
+	c.queue_cap = 64;
+
+	/* the estimate: the present dumpers', else the last ones' for ten minutes */
+	{
+		uint64_t seen = 0, est;
+
+		est = coredam_pin_estimate(0, &seen, 300, 1000);
+		CHECK(est == 300 && seen == 1000);
+		est = coredam_pin_estimate(est, &seen, 100, 2000);	/* smaller ones now: theirs */
+		CHECK(est == 100 && seen == 2000);
+		est = coredam_pin_estimate(est, &seen, 0, 2000 + COREDAM_PIN_FORGET_USEC);
+		CHECK(est == 100 && seen == 2000);
+		est = coredam_pin_estimate(est, &seen, 0, 2001 + COREDAM_PIN_FORGET_USEC);
+		CHECK(est == 0);
+	}
 
 	coredam_space_eval(&c, 2ULL << 30, 100ULL << 30, &sp);
 	CHECK(!sp.below && sp.floor_bytes == 1ULL << 30);

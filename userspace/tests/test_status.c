@@ -18,7 +18,8 @@ static const char today[] =
 	"destination=/var/lib/coredam/cores\npipe_helper=inactive\nstats_source=kernel\n"
 	"space_below=0\nfree_bytes=1073741824\nfloor_bytes=536870912\n"
 	"device=8:0 sda disk\ndevice=253:1 dm-1 dm\n"
-	"budget_changes=7\nreloads=1\nreload_failures=0\n";
+	"budget_changes=7\nreloads=1\nreload_failures=0\n"
+	"waiting_memory=1610612736\ndumper_memory=209715200\n";
 
 static const char *format(const struct coredam_status *s)
 {
@@ -45,6 +46,7 @@ TEST(status_round_trip)
 	CHECK_STREQ(s.devices[1].name, "dm-1");
 	CHECK_STREQ(s.devices[1].kind, "dm");
 	CHECK_EQ_INT(s.reloads, 1);
+	CHECK(s.waiting_memory == 1610612736 && s.dumper_memory == 209715200);
 	/* the wire format is the one every coredamctl reads */
 	CHECK_STREQ(format(&s), today);
 	CHECK_EQ_INT(coredam_status_parse(format(&s), &again), COREDAM_STATUS_N_FIELDS);
