@@ -410,3 +410,47 @@ stop_agent
     assert "rc=0" not in bad and "above" in bad, bad
     assert res.text("conc.bad").strip() == "1"
     assert res.text("conc.raised").strip() == "3"
+
+
+MEMORY_CONF = CONF.replace("Concurrency=2", "Concurrency=1") + """\
+[Limits]
+WaitingMemoryMax=200M
+"""
+
+
+def test_waiting_memory_bounds_the_queue(agent_boot):
+    """WaitingMemoryMax=200M with dumpers of 64 MiB: once the agent has seen
+    one dumper, the kernel's waiting places are cut from QueueCap=32 to 3;
+    a burst of 8 then has one writing, 3 waiting and 4 skipped as the queue
+    being full, each counted; status and metrics say why."""
+    res = agent_boot("""
+start_agent
+crasher -m 64 || true
+wait_idle
+knobs > $RESULTS/knobs.bound
+cat $K/core_dump_stats > $RESULTS/stats.1
+ctl status --json > $RESULTS/status.json
+ctl status > $RESULTS/status.txt
+cp /run/coredam/metrics.prom $RESULTS/metrics.prom
+storm 8 64 /tmp/m
+wait_idle
+cat $K/core_dump_stats > $RESULTS/stats.2
+checkcores /scratch/cores/core.* > $RESULTS/cores.json
+stop_agent
+""", conf=MEMORY_CONF, timeout=900)
+    log = res.text("agent.log")
+    assert "event=queue-memory waiting=3 " in log, log
+    assert knobs(res.text("knobs.bound"))["core_max_waiting"] == "3"
+    agent = json.loads(res.text("status.json"))["agent"]
+    assert agent["waiting_memory"] == 200 << 20 and agent["queue_cap"] == 3, agent
+    # a crasher's RssAnon: its 64 MiB and a little of the C library's
+    assert 64 << 20 <= agent["dumper_memory"] < (200 << 20) // 3, agent
+    assert "Waiters:      at most 200.0MiB of memory held by waiting dumpers" in res.text("status.txt"), \
+        res.text("status.txt")
+    metrics = res.text("metrics.prom")
+    assert "\ncoredam_waiting_places 3\n" in metrics, metrics
+    s1, s2 = (parsers.stats_dict(res.text(f"stats.{n}")) for n in (1, 2))
+    assert s1["completed"] == 1, s1
+    assert s2["completed"] - s1["completed"] == 4 and s2["skipped_full"] - s1["skipped_full"] == 4, (s1, s2)
+    parsers.check_invariants(s2)
+    cores_ok(res, 5)
