@@ -12,7 +12,7 @@ import re
 
 from harness.parsers import meta_records, name_values
 from harness.stats import most_at_once
-from harness.setups import TEST_CONF
+from harness.setups import ALL_CORES, TEST_CONF
 
 # the stock 7.3 kernel `make kernel` builds (make kernel-7.3); COREDAM_KERNEL_73 names another bzImage
 KERNEL73 = os.environ.get("COREDAM_KERNEL_73") or "stock-7.3"
@@ -29,13 +29,15 @@ LIB = r"""
 pipe_setup
 """
 
-SOCK_CONF = TEST_CONF + """\
+# as shipped but for [Repeats]: the tests' crashers are all one crash
+SHIPPED_REPEATS_CONF = TEST_CONF + """\
 [Pipe]
 Directory=/scratch/cores
 [Socket]
 SetCorePattern=yes
 Listen=%s
 """ % SOCKET
+SOCK_CONF = SHIPPED_REPEATS_CONF + ALL_CORES.lstrip("\n")
 
 
 def boot73(boot, script, conf, timeout=900):
@@ -224,3 +226,45 @@ def test_socket_dump_cut_short_is_failed_never_whole(boot):
     assert "cut short" in log
     # named so by its writer, not by the agent's later sweep for short cores
     assert "event=incomplete-marked" not in log, log
+
+
+REPEATS = LIB + r"""
+start_agent
+storm 5 {mb}
+crasher -m {mb} -s 6 || true
+waitfor 120 "three dumps ended" sock_ended 3
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+cp /run/coredam/pipe/repeats $RESULTS/repeats.txt
+ctl status --json > $RESULTS/status.json
+command -v crasher > $RESULTS/crasher.path
+stop_agent
+"""
+
+
+def test_socket_repeats_rejected_before_a_byte(boot):
+    """[Repeats] Keep=2 as shipped: of five identical crashes on the socket
+    two are stored and three answered COREDUMP_REJECT before the kernel
+    sends a byte, their signature read from /proc while the kernel holds
+    the task (the crashing thread's pc, the file it is in); a crash by
+    another signal is another signature, stored."""
+    res = boot73(boot, REPEATS.replace("{mb}", str(MB)), SHIPPED_REPEATS_CONF)
+    st = name_values(res.text("stats.txt"))
+    assert st["started"] == 6 and st["skipped_repeat"] == 3, st
+    assert st["admitted"] == 3 and st["completed"] == 3 and st["failed"] == 0, st
+    ms = meta(res)
+    assert sorted(m["signal"] for m in ms) == [6, 11, 11], ms
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 3 and all(c["valid"] and c["complete"] and c["pattern_pages"] == PAGES
+                                   for c in cores), cores
+    crasher = res.text("crasher.path").strip()
+    reps = {r["crash"].split(" at ")[0]: r for r in json.loads(res.text("status.json"))["repeats"]}
+    assert set(reps) == {f"{crasher} SIGSEGV", f"{crasher} SIGABRT"}, reps
+    segv = reps[f"{crasher} SIGSEGV"]
+    assert segv["kept"] == 2 and segv["skipped"] == 3, segv
+    # where it crashed is a file and an offset in it, as the pipe helper reads it from a core
+    assert re.search(r" at /\S+\+0x[0-9a-f]+$", segv["crash"]), segv
+    log = res.text("agent.log")
+    # the 1st and 2nd skip of a signature are logged, the 3rd is not
+    assert log.count("reason=repeat") == 2, log

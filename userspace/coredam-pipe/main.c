@@ -392,15 +392,6 @@ static int arrive(struct helper *h)
 }
 
 /*
- * A power of two: the skips of a signature that are logged (1st, 2nd, 4th,
- * ...), so that a storm of one crash writes a few lines, not one a crash.
- */
-static bool log_this_skip(uint64_t n)
-{
-	return n > 0 && (n & (n - 1)) == 0;
-}
-
-/*
  * 3b. A repeat ([Repeats])? The start of the core (headers and the first
  * notes, kept for the writer) says where the process crashed; the first
  * Keep= cores of that signature in every Interval= go on, the rest are
@@ -444,7 +435,7 @@ static int check_repeat(struct helper *h)
 			 (int)a->pid, key.hash, label, e.window_kept, h->cfg.repeat_keep);
 		return -1;
 	}
-	if (log_this_skip(e.skipped))
+	if (coredam_repeat_log_this(e.skipped))
 		log_full(LOG_NOTICE,
 			 "core of pid %d (uid %u, signal %d) skipped: a repeat of %s; %" PRIu64 " kept, %" PRIu64 " skipped as repeats so far ([Repeats] Keep=%" PRIu32 ")",
 			 (int)a->pid, (unsigned)a->uid, a->signal, label, e.kept, e.skipped, h->cfg.repeat_keep);

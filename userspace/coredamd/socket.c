@@ -29,6 +29,7 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "core-store.h"
+#include "escape.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
@@ -36,6 +37,7 @@
 #include "pipe-dest.h"
 #include "pipe-outcome.h"
 #include "pipe-state.h"
+#include "repeats.h"
 #include "sandbox.h"
 #include "sched-util.h"
 #include "sock-admit.h"
@@ -429,6 +431,52 @@ static void peer_names(struct agent *a, struct sock_conn *c)
 	coredam_escape(exe, COREDAM_ESCAPE_WORD, c->exe, sizeof(c->exe));
 }
 
+/*
+ * A repeat ([Repeats])? The crash's signature from /proc while the kernel
+ * holds the task (sock-proto.h), as coredam-pipe reads it from the core:
+ * the first Keep= of a signature in every Interval= go on, the rest are
+ * answered COREDUMP_REJECT before a byte is sent, counted skipped_repeat
+ * and logged on the 1st, 2nd, 4th ... skip. Anything that fails here keeps
+ * the core. true when the connection was answered.
+ */
+static bool reject_repeat(struct agent *a, size_t i)
+{
+	struct sock_conn *c = &a->sock.conns[i];
+	char label[COREDAM_ESCAPE_SIZE(COREDAM_REPEAT_LABEL_MAX)];
+	struct coredam_core_site site;
+	struct coredam_repeat_key key;
+	struct coredam_repeat_entry e;
+	int r;
+
+	if (a->cfg.repeat_keep == 0)
+		return false;
+	r = coredam_sock_peer_site(a->roots.proc, &c->peer, &site);
+	if (r < 0) {
+		log_warning("core of pid %d: where it crashed cannot be read (%s): not checked for repeats",
+			    (int)c->peer.pid, strerror(-r));
+		return false;
+	}
+	coredam_repeat_key(&site, c->peer.signal, c->comm, &key);
+	r = coredam_repeats_check(a->roots.state, &key, a->cfg.repeat_keep, a->cfg.repeat_interval_usec, &e);
+	if (r < 0) {
+		log_warning("core of pid %d: repeat table in %s/pipe unusable (%s): not checked for repeats",
+			    (int)c->peer.pid, a->roots.state, strerror(-r));
+		return false;
+	}
+	if (r > 0)
+		return false;
+	coredam_escape(key.label, 0, label, sizeof(label));
+	(void)coredam_sock_ack_send(c->fd, &c->req, COREDUMP_REJECT);
+	if (coredam_repeat_log_this(e.skipped))
+		log_notice("core of pid %d (uid %u, signal %d) rejected: a repeat of %s; %" PRIu64 " kept, %" PRIu64
+			   " skipped as repeats so far ([Repeats] Keep=%" PRIu32 ") event=socket-reject pid=%d exe=%s reason=repeat",
+			   (int)c->peer.pid, (unsigned)c->peer.uid, c->peer.signal, label, e.kept, e.skipped,
+			   a->cfg.repeat_keep, (int)c->peer.pid, c->exe);
+	count(a, COREDAM_PIPE_SKIPPED_REPEAT);
+	conn_remove(a, i);
+	return true;
+}
+
 /* The request of conns[i] is readable: read it, then admit, hold or reject the dump. */
 static void request(struct agent *a, size_t i, uint64_t now)
 {
@@ -454,6 +502,8 @@ static void request(struct agent *a, size_t i, uint64_t now)
 		reject(a, i, COREDAM_PIPE_SKIPPED_SPACE, "space");
 		return;
 	}
+	if (reject_repeat(a, i))
+		return;
 	switch (coredam_sock_arrive(&b, a->sock.writing, a->sock.waiting)) {
 	case COREDAM_SOCK_ADMIT:
 		admit(a, i, now);

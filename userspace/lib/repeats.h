@@ -83,4 +83,14 @@ int coredam_repeats_check(const char *state_dir, const struct coredam_repeat_key
 /* The table as it is; -ENOENT when no helper ever kept one. */
 int coredam_repeats_read(const char *state_dir, struct coredam_repeats *ret);
 
+/*
+ * Is the @n-th skip of a signature one to log? A power of two (1st, 2nd,
+ * 4th, ...), so that a storm of one crash writes a few lines, not one a
+ * crash.
+ */
+static inline bool coredam_repeat_log_this(uint64_t n)
+{
+	return n > 0 && (n & (n - 1)) == 0;
+}
+
 #endif

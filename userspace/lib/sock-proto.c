@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The coredump socket's protocol (see sock-proto.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "alloc-util.h"
+#include "fileio.h"
 #include "macro.h"
 #include "sock-proto.h"
 
@@ -191,5 +196,117 @@ int coredam_sock_peer_proc(const char *proc_root, const struct coredam_sock_peer
 		buf[0] = '\0';
 		return r;
 	}
+	return 0;
+}
+
+#define COREDAM_PF_DUMPCORE 0x00000200	/* include/linux/sched.h */
+
+int coredam_proc_stat_dump_pc(const char *stat, bool *ret_dumping, uint64_t *ret_pc)
+{
+	/* after the comm's ")": state is field 3; flags field 9, kstkeip field 30 */
+	const char *p = stat ? strrchr(stat, ')') : NULL;
+	uint64_t flags = 0, pc = 0;
+	int field = 2;
+
+	if (!p)
+		return -EINVAL;
+	for (p++; field < 30;) {
+		char *end;
+		uint64_t v;
+
+		p += strspn(p, " ");
+		if (!*p || *p == '\n')
+			return -EINVAL;
+		field++;
+		if (field == 3) {
+			p += strcspn(p, " \n");	/* the state letter */
+			continue;
+		}
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (end == p || errno)
+			v = 0;	/* a signed field (priority, nice) or one past 64 bits: not one read here */
+		p = end + strcspn(end, " \n");
+		if (field == 9)
+			flags = v;
+		else if (field == 30)
+			pc = v;
+	}
+	*ret_dumping = flags & COREDAM_PF_DUMPCORE;
+	*ret_pc = pc;
+	return 0;
+}
+
+bool coredam_proc_maps_file_of(const char *maps, uint64_t addr, char *file, size_t size, uint64_t *ret_offset)
+{
+	for (const char *l = maps; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long start, end, off;
+		size_t len;
+		int n = 0;
+
+		/* start-end perms offset dev inode [path] */
+		if (sscanf(l, "%llx-%llx %*s %llx %*s %*u %n", &start, &end, &off, &n) != 3 || n == 0)
+			continue;
+		if (addr < start || addr >= end)
+			continue;
+		l += n;
+		len = strcspn(l, "\n");
+		if (len == 0 || *l != '/' || size == 0)
+			return false;	/* anonymous, or "[stack]", "[vdso]" */
+		len = MIN(len, size - 1);
+		memcpy(file, l, len);
+		file[len] = '\0';
+		*ret_offset = addr - start + off;
+		return true;
+	}
+	return false;
+}
+
+int coredam_sock_peer_site(const char *proc_root, const struct coredam_sock_peer *p, struct coredam_core_site *ret)
+{
+	struct coredam_core_site s = { 0 };
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_free_ char *maps = NULL;
+	char path[PATH_MAX];
+	struct dirent *de;
+	ssize_t n;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if ((size_t)snprintf(path, sizeof(path), "%s/%d/exe", proc_root, (int)p->pid) >= sizeof(path))
+		return -ENAMETOOLONG;
+	n = readlink(path, s.exe, sizeof(s.exe) - 1);
+	s.exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "%s/%d/task", proc_root, (int)p->pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (!s.have_pc && (de = readdir(d))) {
+		_cleanup_free_ char *stat = NULL;
+		char rel[64];
+		bool dumping;
+		uint64_t pc;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(rel, sizeof(rel), "%s/stat", de->d_name);
+		if (read_file_at(dirfd(d), rel, 4096, &stat) < 0)
+			continue;	/* a thread gone meanwhile */
+		if (coredam_proc_stat_dump_pc(stat, &dumping, &pc) == 0 && dumping && pc) {
+			s.pc = pc;
+			s.have_pc = true;
+		}
+	}
+	if (s.have_pc) {
+		snprintf(path, sizeof(path), "%s/%d/maps", proc_root, (int)p->pid);
+		r = read_file_at(AT_FDCWD, path, 16 << 20, &maps);
+		if (r < 0)
+			return r;
+		(void)coredam_proc_maps_file_of(maps, s.pc, s.file, sizeof(s.file), &s.offset);
+	}
+	/* not reaped yet: the PID was not reused, so what was read is the peer's */
+	if (syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0)
+		return -errno;
+	*ret = s;
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "coredump-uapi.h"
+#include "elfcore.h"
 
 /* The largest request read; a larger size claimed is a hostile or broken peer. */
 #define COREDAM_SOCK_REQ_MAX 4096
@@ -92,5 +93,29 @@ int coredam_sock_peer_get(int fd, struct coredam_sock_peer *ret);
  */
 int coredam_sock_peer_proc(const char *proc_root, const struct coredam_sock_peer *p, const char *name, char *buf,
 			   size_t size);
+
+/*
+ * Where the dumping process crashed, before a byte of its core: the
+ * crash signature (repeats.h) as coredam_elf_core_site() reads it from a
+ * core's notes. The kernel keeps the task that dumps (PF_DUMPCORE in
+ * /proc/PID/task/TID/stat) with its user registers while it waits for the
+ * ack, and shows its program counter (kstkeip) to root; /proc/PID/maps
+ * names the file and offset it is in, /proc/PID/exe the executable. Then
+ * the pidfd is checked as coredam_sock_peer_proc() does. 0 with what was
+ * found (have_pc false when no task says it dumps), -ESRCH when the
+ * process is gone, -errno when /proc cannot be read.
+ */
+int coredam_sock_peer_site(const char *proc_root, const struct coredam_sock_peer *p, struct coredam_core_site *ret);
+
+/* Pure: from a /proc/PID/task/TID/stat line, whether the task dumps (PF_DUMPCORE) and its kstkeip. -EINVAL if malformed. */
+int coredam_proc_stat_dump_pc(const char *stat, bool *ret_dumping, uint64_t *ret_pc);
+
+/*
+ * Pure: the file mapping of /proc/PID/maps (@maps) that holds @addr: its
+ * path as maps shows it into @file (cut to @size), and the offset of @addr
+ * in the file. false when no mapping holds it or the one that does is no
+ * file's ("[stack]", anonymous).
+ */
+bool coredam_proc_maps_file_of(const char *maps, uint64_t addr, char *file, size_t size, uint64_t *ret_offset);
 
 #endif

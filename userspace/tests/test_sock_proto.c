@@ -305,3 +305,90 @@ TEST(sock_peer_gone)
 	CHECK_STREQ(buf, "");
 	close(p.pidfd);
 }
+
+/* /proc/PID/task/TID/stat as 6.x writes it; @comm may hold ") (" and spaces */
+static void stat_line(char *buf, size_t size, const char *comm, unsigned long flags, unsigned long long pc)
+{
+	snprintf(buf, size,
+		 "77 (%s) t 1 77 77 0 -1 %lu 10 0 0 0 5 3 0 0 20 0 2 0 1234 8000000 300 18446744073709551615 "
+		 "94000000000000 94000000100000 140000000000000 140000000000100 %llu 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+		 comm, flags, pc);
+}
+
+TEST(proc_stat_dump_pc)
+{
+	char line[512];
+	bool dumping;
+	uint64_t pc;
+
+	stat_line(line, sizeof(line), "crasher", 0x400240, 0x7f0000002345ULL);
+	CHECK_OK(coredam_proc_stat_dump_pc(line, &dumping, &pc));
+	CHECK(dumping && pc == 0x7f0000002345ULL);
+	/* a comm that looks like the end of itself and more fields */
+	stat_line(line, sizeof(line), "a) R 1 2 3 4 5 6 512 (", 0x400040, 4096);
+	CHECK_OK(coredam_proc_stat_dump_pc(line, &dumping, &pc));
+	CHECK(!dumping && pc == 4096);
+	CHECK_ERRNO(coredam_proc_stat_dump_pc("77 (x) S 1 2\n", &dumping, &pc), -EINVAL);
+	CHECK_ERRNO(coredam_proc_stat_dump_pc("no comm at all", &dumping, &pc), -EINVAL);
+}
+
+TEST(proc_maps_file_of)
+{
+	static const char maps[] =
+		"555500000000-555500001000 r--p 00000000 fe:01 131 /usr/sbin/apache2\n"
+		"555500001000-555500005000 r-xp 00001000 fe:01 131 /usr/sbin/apache2\n"
+		"7f0000000000-7f0000100000 r-xp 00010000 fe:01 200 /usr/lib/with space\\012and newline.so\n"
+		"7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n"
+		"7ffd00000000-7ffd00001000 rw-p 00000000 00:00 0 \n";
+	char file[64];
+	uint64_t off = 0;
+
+	CHECK(coredam_proc_maps_file_of(maps, 0x555500001040ULL, file, sizeof(file), &off));
+	CHECK_STREQ(file, "/usr/sbin/apache2");
+	CHECK_EQ_INT(off, 0x1040);
+	CHECK(coredam_proc_maps_file_of(maps, 0x7f0000002345ULL, file, sizeof(file), &off));
+	CHECK_STREQ(file, "/usr/lib/with space\\012and newline.so");
+	CHECK_EQ_INT(off, 0x12345);
+	/* cut to the buffer */
+	CHECK(coredam_proc_maps_file_of(maps, 0x7f0000000000ULL, file, 8, &off));
+	CHECK_STREQ(file, "/usr/li");
+	CHECK(!coredam_proc_maps_file_of(maps, 0x7ffc00000010ULL, file, sizeof(file), &off));	/* [stack] */
+	CHECK(!coredam_proc_maps_file_of(maps, 0x7ffd00000010ULL, file, sizeof(file), &off));	/* anonymous */
+	CHECK(!coredam_proc_maps_file_of(maps, 0x1000, file, sizeof(file), &off));
+	CHECK(!coredam_proc_maps_file_of("garbage\n\n", 0x1000, file, sizeof(file), &off));
+}
+
+TEST(sock_peer_site)
+{
+	struct coredam_sock_peer p = { .pid = getpid() };
+	struct coredam_core_site s;
+	char rel[128], line[512];
+
+	/* a process of two threads, the second dumping: this process's pidfd, /proc faked */
+	p.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	CHECK(p.pidfd >= 0);
+	snprintf(rel, sizeof(rel), "sproc/%d/task/%d/stat", (int)p.pid, (int)p.pid);
+	stat_line(line, sizeof(line), "crasher", 0x400040, 0x555500001000ULL);
+	mkfile(rel, line);
+	snprintf(rel, sizeof(rel), "sproc/%d/task/%d/stat", (int)p.pid, (int)p.pid + 1);
+	stat_line(line, sizeof(line), "crasher", 0x400240, 0x7f0000002345ULL);
+	mkfile(rel, line);
+	snprintf(rel, sizeof(rel), "sproc/%d/maps", (int)p.pid);
+	mkfile(rel, "7f0000000000-7f0000100000 r-xp 00010000 fe:01 200 /usr/lib/libc.so.6\n");
+	snprintf(rel, sizeof(rel), "sproc/%d/exe", (int)p.pid);
+	mklink(rel, "/usr/bin/crasher");
+	CHECK_OK(coredam_sock_peer_site(tpath("sproc"), &p, &s));
+	CHECK(s.have_pc && s.pc == 0x7f0000002345ULL && s.offset == 0x12345);
+	CHECK_STREQ(s.file, "/usr/lib/libc.so.6");
+	CHECK_STREQ(s.exe, "/usr/bin/crasher");
+
+	/* no thread dumps: the executable alone */
+	snprintf(rel, sizeof(rel), "sproc/%d/task/%d/stat", (int)p.pid, (int)p.pid + 1);
+	stat_line(line, sizeof(line), "crasher", 0x400040, 0x7f0000002345ULL);
+	mkfile(rel, line);
+	CHECK_OK(coredam_sock_peer_site(tpath("sproc"), &p, &s));
+	CHECK(!s.have_pc && s.file[0] == '\0');
+	CHECK_STREQ(s.exe, "/usr/bin/crasher");
+	CHECK_ERRNO(coredam_sock_peer_site(tpath("nothing"), &p, &s), -ENOENT);
+	close(p.pidfd);
+}
