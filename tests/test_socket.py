@@ -268,3 +268,51 @@ def test_socket_repeats_rejected_before_a_byte(boot):
     log = res.text("agent.log")
     # the 1st and 2nd skip of a signature are logged, the 3rd is not
     assert log.count("reason=repeat") == 2, log
+
+
+FAIR_CONF = SOCK_CONF.replace("Concurrency=2", "Concurrency=1").replace("QueueCap=32", "QueueCap=3") \
+    .replace("WriteBandwidth=10M", "WriteBandwidth=1M")
+
+FAIR = LIB + r"""
+start_agent
+mkdir -p /tmp/f; chmod 1777 /tmp/f
+pids=""
+for i in 0 1 2 3 4 5; do
+    crasher -u 1000 -m {mb} -w /tmp/f/go.$i -r /tmp/f/ready.$i & pids="$pids $!"
+done
+waitfor 300 "6 crashers of uid 1000 ready" count_ready /tmp/f 6
+for i in 0 1 2 3 4 5; do touch /tmp/f/go.$i; done
+# one streams (1 MB/s: seconds), three wait, two are turned away: the queue is full
+waitfor 120 "two of uid 1000 turned away" pstat_ge skipped_full 2
+# a root daemon crashes into the full queue
+crasher -m {mb} & echo $! > $RESULTS/root.pid
+for p in $pids; do wait $p || true; done
+wait
+waitfor 300 "four dumps ended" sock_ended 4
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+stop_agent
+"""
+
+
+def test_socket_one_users_storm_does_not_hold_back_another(boot):
+    """A storm of one user's crashes fills the socket's queue (one slot,
+    three waiting places); a root daemon's crash then pushes out that
+    user's newest waiter and gets the next slot, ahead of the storm's
+    older waiters, as the pipe helper and the kernel series share them."""
+    res = boot73(boot, FAIR.replace("{mb}", str(MB)), FAIR_CONF)
+    ms = meta(res)
+    root = int(res.text("root.pid"))
+    by_admission = sorted(ms, key=lambda m: m["admitted_usec"])
+    assert [m["uid"] for m in by_admission] == [1000, 0, 1000, 1000], by_admission
+    assert by_admission[1]["pid"] == root, by_admission
+    # the storm's own order is kept
+    storm = [m for m in by_admission if m["uid"] == 1000]
+    assert [m["ticket"] for m in storm] == sorted(m["ticket"] for m in storm), storm
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 4 and all(c["valid"] and c["complete"] for c in cores), cores
+    st = name_values(res.text("stats.txt"))
+    # two turned away at the door, one pushed out by root's
+    assert st["started"] == 7 and st["completed"] == 4 and st["skipped_full"] == 3, st
+    assert res.text("agent.log").count("reason=full") == 3, res.text("agent.log")

@@ -16,6 +16,7 @@
 #include "escape.h"
 #include "metrics.h"
 #include "roots.h"
+#include "sock-admit.h"
 #include "sock-proto.h"
 #include "space.h"
 #include "sysctl.h"
@@ -78,6 +79,7 @@ struct sock_server {
 	size_t n, cap;
 	uint64_t serial;
 	uint32_t writing, waiting;
+	struct coredam_sock_grants grants;	/* the sources of the last slots given */
 	bool stopping;			/* the agent stops: what arrives now is rejected */
 };
 

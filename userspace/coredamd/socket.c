@@ -36,6 +36,7 @@
 #include "path-util.h"
 #include "pipe-dest.h"
 #include "pipe-outcome.h"
+#include "pipe-queue.h"
 #include "pipe-state.h"
 #include "repeats.h"
 #include "sandbox.h"
@@ -354,6 +355,7 @@ static void admit(struct agent *a, size_t i, uint64_t now)
 	if (c->state == SOCK_CONN_WAITING)
 		a->sock.waiting--;
 	c->admitted_usec = now;
+	coredam_sock_granted(&a->sock.grants, (uint32_t)c->peer.uid);
 	count(a, COREDAM_PIPE_ADMITTED);
 	/* the writer exists before the kernel starts to send: nothing is lost to a failed fork */
 	pid = fork();
@@ -477,12 +479,52 @@ static bool reject_repeat(struct agent *a, size_t i)
 	return true;
 }
 
+/* The index of the connection numbered @serial (conns[] moves as connections end). */
+static size_t conn_index(const struct agent *a, uint64_t serial)
+{
+	size_t i;
+
+	for (i = 0; i < a->sock.n && a->sock.conns[i].serial != serial; i++)
+		;
+	return i;
+}
+
+/*
+ * The waiting places are all taken as a dump of source @uid arrives: the
+ * newest waiter of the source holding the most of them goes instead, when
+ * that is more than @uid's would (coredam_pipe_pick_pushed_out(), as the
+ * pipe helper's queue). true when one was rejected (counted full).
+ */
+static bool push_out(struct agent *a, uint32_t uid)
+{
+	struct sock_server *s = &a->sock;
+	_cleanup_free_ struct coredam_pipe_entry *v = NULL;
+	const struct coredam_pipe_entry *out;
+	size_t n = 0;
+
+	if (s->waiting == 0)
+		return false;
+	v = calloc(s->waiting, sizeof(*v));
+	if (!v)
+		return false;
+	for (size_t i = 0; i < s->n && n < s->waiting; i++)
+		if (s->conns[i].state == SOCK_CONN_WAITING)
+			v[n++] = (struct coredam_pipe_entry){ .ticket = s->conns[i].serial,
+							      .uid = (uint32_t)s->conns[i].peer.uid, .state = 'Q' };
+	out = coredam_pipe_pick_pushed_out(v, n, uid);
+	if (!out)
+		return false;
+	reject(a, conn_index(a, out->ticket), COREDAM_PIPE_SKIPPED_FULL, "full");
+	return true;
+}
+
 /* The request of conns[i] is readable: read it, then admit, hold or reject the dump. */
 static void request(struct agent *a, size_t i, uint64_t now)
 {
 	struct sock_conn *c = &a->sock.conns[i];
 	struct coredam_pipe_budget b = { a->adm.concurrency, a->adm.waiting, a->adm.timeout_ms };
 	int r = coredam_sock_req_read(c->fd, &c->req);
+	uint64_t serial;
 
 	if (r == -EAGAIN)
 		return;
@@ -515,6 +557,17 @@ static void request(struct agent *a, size_t i, uint64_t now)
 			 a->sock.waiting - 1 + a->sock.writing);
 		break;
 	default:
+		/* one user's storm holding the places: its newest waiter goes instead */
+		serial = c->serial;
+		if (push_out(a, (uint32_t)c->peer.uid)) {
+			/* conns[] moved when the other one went */
+			c = &a->sock.conns[conn_index(a, serial)];
+			c->state = SOCK_CONN_WAITING;
+			a->sock.waiting++;
+			log_info("dump waits event=dump-start pid=%d exe=%s state=waiting ahead=%u", (int)c->peer.pid,
+				 c->exe, a->sock.waiting - 1 + a->sock.writing);
+			break;
+		}
 		reject(a, i, COREDAM_PIPE_SKIPPED_FULL, "full");
 		break;
 	}
@@ -577,21 +630,24 @@ static void admit_waiters(struct agent *a, uint64_t now)
 	_cleanup_free_ uint64_t *arrived = NULL;
 	_cleanup_free_ enum coredam_sock_verdict *v = NULL;
 	_cleanup_free_ uint64_t *serial = NULL;
+	_cleanup_free_ uint32_t *uid = NULL;
 	size_t n = 0;
 
 	if (s->waiting == 0)
 		return;
 	arrived = calloc(s->waiting, sizeof(*arrived));
 	serial = calloc(s->waiting, sizeof(*serial));
+	uid = calloc(s->waiting, sizeof(*uid));
 	v = calloc(s->waiting, sizeof(*v));
-	if (!arrived || !serial || !v)
+	if (!arrived || !serial || !uid || !v)
 		return;	/* tried again at the next event */
 	for (size_t i = 0; i < s->n && n < s->waiting; i++)
 		if (s->conns[i].state == SOCK_CONN_WAITING) {
 			arrived[n] = s->conns[i].arrived_usec;
+			uid[n] = (uint32_t)s->conns[i].peer.uid;
 			serial[n++] = s->conns[i].serial;
 		}
-	coredam_sock_admit(&b, s->writing, arrived, n, now, v);
+	coredam_sock_admit(&b, s->writing, arrived, uid, n, &s->grants, now, v);
 	for (size_t k = 0; k < n; k++) {
 		size_t i;
 

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Admission of the coredump socket's dumps (see sock-admit.h). */
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc-util.h"
+#include "macro.h"
 
 #include "sock-admit.h"
 
@@ -26,21 +31,54 @@ uint64_t coredam_sock_deadline(const struct coredam_pipe_budget *b, uint64_t old
 	return oldest_usec + (uint64_t)b->timeout_ms * 1000;
 }
 
-size_t coredam_sock_admit(const struct coredam_pipe_budget *b, uint32_t writing, const uint64_t *arrived_usec,
-			  size_t n, uint64_t now_usec, enum coredam_sock_verdict *ret)
+void coredam_sock_granted(struct coredam_sock_grants *g, uint32_t uid)
 {
+	if (g->n == ELEMENTSOF(g->uid)) {
+		memmove(g->uid, g->uid + 1, sizeof(g->uid) - sizeof(g->uid[0]));
+		g->n--;
+	}
+	g->uid[g->n++] = uid;
+}
+
+size_t coredam_sock_admit(const struct coredam_pipe_budget *b, uint32_t writing, const uint64_t *arrived_usec,
+			  const uint32_t *uid, size_t n, const struct coredam_sock_grants *g, uint64_t now_usec,
+			  enum coredam_sock_verdict *ret)
+{
+	_cleanup_free_ struct coredam_pipe_entry *v = NULL;
+	struct coredam_sock_grants recent = *g;
 	size_t admitted = 0;
 
+	v = calloc(n ? n : 1, sizeof(*v));
 	for (size_t i = 0; i < n; i++) {
-		if (slot_free(b, writing)) {
-			ret[i] = COREDAM_SOCK_ADMIT;
-			writing++;
-			admitted++;
-		} else if (now_usec >= coredam_sock_deadline(b, arrived_usec[i])) {
-			ret[i] = COREDAM_SOCK_REJECT_TIMEOUT;
-		} else {
-			ret[i] = COREDAM_SOCK_WAIT;
-		}
+		ret[i] = COREDAM_SOCK_WAIT;
+		if (v)
+			v[i] = (struct coredam_pipe_entry){ .ticket = i, .uid = uid[i], .state = 'Q' };
 	}
+	while (admitted < n && slot_free(b, writing)) {
+		size_t pick = admitted;	/* without memory for the turns: arrival order */
+
+		if (v) {
+			/* the waiter with none ahead of it in turn: coredam-pipe's ranking */
+			for (size_t i = 0; i < n; i++) {
+				uint32_t w, ahead;
+
+				if (v[i].state != 'Q')
+					continue;
+				coredam_pipe_rank(v, n, recent.uid, recent.n, v[i].ticket, &w, &ahead);
+				if (ahead == w) {
+					pick = i;
+					break;
+				}
+			}
+			v[pick].state = 'W';
+		}
+		ret[pick] = COREDAM_SOCK_ADMIT;
+		coredam_sock_granted(&recent, uid[pick]);
+		writing++;
+		admitted++;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ret[i] == COREDAM_SOCK_WAIT && now_usec >= coredam_sock_deadline(b, arrived_usec[i]))
+			ret[i] = COREDAM_SOCK_REJECT_TIMEOUT;
 	return admitted;
 }
