@@ -479,7 +479,13 @@ static bool reject_repeat(struct agent *a, size_t i)
 	return true;
 }
 
-/* The index of the connection numbered @serial (conns[] moves as connections end). */
+/* A connection's poll events, by its number. */
+struct sock_event {
+	uint64_t serial;
+	short ev;
+};
+
+/* The index of the connection numbered @serial (conns[] moves as connections end); a->sock.n if gone. */
 static size_t conn_index(const struct agent *a, uint64_t serial)
 {
 	size_t i;
@@ -706,12 +712,30 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 	struct sock_server *s = &a->sock;
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
 
+	_cleanup_free_ struct sock_event *evs = NULL;
+	size_t n_evs = 0;
+
 	if (!s->active || n == 0)
 		return;
-	/* from the newest: removing one moves only those already handled */
-	for (size_t i = MIN(s->n, n - 1); i-- > 0;) {
-		struct sock_conn *c = &s->conns[i];
-		short ev = p[1 + i].revents;
+	/*
+	 * Each connection's events by its number, taken first: handling one
+	 * may remove others (a waiter pushed out), which moves conns[] under
+	 * the poll results.
+	 */
+	n_evs = MIN(s->n, n - 1);
+	evs = calloc(n_evs ? n_evs : 1, sizeof(*evs));
+	if (!evs)
+		return;	/* poll() says the same again */
+	for (size_t i = 0; i < n_evs; i++)
+		evs[i] = (struct sock_event){ s->conns[i].serial, p[1 + i].revents };
+	for (size_t k = n_evs; k-- > 0;) {
+		size_t i = conn_index(a, evs[k].serial);
+		struct sock_conn *c;
+		short ev = evs[k].ev;
+
+		if (i == s->n)
+			continue;	/* removed meanwhile */
+		c = &s->conns[i];
 
 		if (c->state == SOCK_CONN_WRITING) {
 			if (ev)
