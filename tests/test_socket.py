@@ -285,9 +285,10 @@ for i in 0 1 2 3 4 5; do touch /tmp/f/go.$i; done
 # one streams (1 MB/s: seconds), three wait, two are turned away: the queue is full
 waitfor 120 "two of uid 1000 turned away" pstat_ge skipped_full 2
 # a root daemon crashes into the full queue
-crasher -m {mb} & echo $! > $RESULTS/root.pid
-for p in $pids; do wait $p || true; done
-wait
+crasher -m {mb} & root=$!
+echo $root > $RESULTS/root.pid
+# each of them, not a bare wait: the agent is a child of this shell too
+for p in $pids $root; do wait $p || true; done
 waitfor 300 "four dumps ended" sock_ended 4
 waitfor 30 "the writers gone" sock_idle
 collect
