@@ -225,8 +225,10 @@ coredumpctl_checks() {
 	two=$(ls $cores | grep -E '^core[.]crasher[.][0-9]+[.][0-9]+[.]zst$' | head -1)
 	systemd-run --quiet --slice=crashers.slice --unit=three /usr/local/bin/crasher -m 8
 	waitfor 60 "the repeat's record" sh -c 'journalctl -q --no-pager COREDAM_STATE=skipped-repeat | grep -q .' || true
-	for u in one two three; do systemctl show -p ExecMainPID --value $u; done | tr '\n' ' ' > $RESULTS/pids
-	read pid1 pid2 pid3 < $RESULTS/pids
+	pid1=$(systemctl show -p ExecMainPID --value one)
+	pid2=$(systemctl show -p ExecMainPID --value two)
+	pid3=$(systemctl show -p ExecMainPID --value three)
+	echo "$pid1 $pid2 $pid3" > $RESULTS/pids
 	echo "$one $two" > $RESULTS/names
 	coredumpctl list --no-legend --no-pager > $RESULTS/cd.list 2>&1 || true
 	for p in $pid1 $pid2 $pid3; do coredumpctl info --no-pager $p > $RESULTS/cd.info.$p 2>&1 || true; done
