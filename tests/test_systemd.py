@@ -170,7 +170,7 @@ def test_stock_kernel_pipe_helper_switched_by_the_unit():
     ExecStartPre= points core_pattern at coredam-pipe, a crash is stored by
     it, the daemon (no CAP_SYS_ADMIN there) cannot write core_pattern from
     its sandbox, and ExecStopPost= puts the old value back."""
-    res = boot(r"""
+    res = boot(COREDUMPCTL_CHECKS + r"""
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
 conf <<'END'
 [Pipe]
@@ -188,6 +188,7 @@ then echo ok; else echo refused; fi > $RESULTS/agent.pattern_write
 systemd-run --quiet --slice=crashers.slice --unit=one /usr/local/bin/crasher -m 8
 waitfor 60 "the crasher's core" sh -c 'ls /var/lib/coredam/cores | grep -q "^core[.]crasher[.].*[.]json$"'
 ls -la /var/lib/coredam/cores > $RESULTS/cores.ls
+coredumpctl_checks
 systemctl stop coredamd
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
 agent_log
@@ -206,6 +207,88 @@ agent_log
     assert re.search(r"core\.crasher\.\d+\.\d+\n", res.text("cores.ls")), res.text("cores.ls")
     assert res.text("pattern.after") == before, (before, res.text("pattern.after"))
     assert "event=core-pattern-restored" in res.text("agent.log"), res.text("agent.log")[-3000:]
+    check_coredumpctl(res)
+
+
+# coredumpctl on the helper's cores (docs/pipe-helper.md, "coredumpctl"):
+# the first crash stored as it came, a second compressed ([Pipe]
+# Compress=yes, read by the helper at each crash), a third skipped as a
+# repeat of the same crash ([Repeats] Keep=2); what coredumpctl lists,
+# shows, dumps and hands a debugger, and the records themselves
+COREDUMPCTL_CHECKS = r"""
+coredumpctl_checks() {
+	local cores=/var/lib/coredam/cores one two pid1 pid2 pid3
+	one=$(ls $cores | grep -E '^core[.]crasher[.][0-9]+[.][0-9]+$' | head -1)
+	printf '[Pipe]\nCompress=yes\n' > /etc/coredam/coredam.conf.d/60-compress.conf
+	systemd-run --quiet --slice=crashers.slice --unit=two /usr/local/bin/crasher -m 8
+	waitfor 60 "the compressed core" sh -c "ls $cores | grep -q '^core[.]crasher[.].*[.]zst[.]json$'" || true
+	two=$(ls $cores | grep -E '^core[.]crasher[.][0-9]+[.][0-9]+[.]zst$' | head -1)
+	systemd-run --quiet --slice=crashers.slice --unit=three /usr/local/bin/crasher -m 8
+	waitfor 60 "the repeat's record" sh -c 'journalctl -q --no-pager COREDAM_STATE=skipped-repeat | grep -q .' || true
+	pid1=$(systemctl show -p ExecMainPID --value one)
+	pid2=$(systemctl show -p ExecMainPID --value two)
+	pid3=$(systemctl show -p ExecMainPID --value three)
+	echo "$pid1 $pid2 $pid3" > $RESULTS/pids
+	echo "$one $two" > $RESULTS/names
+	coredumpctl list --no-legend --no-pager > $RESULTS/cd.list 2>&1 || true
+	for p in $pid1 $pid2 $pid3; do coredumpctl info --no-pager $p > $RESULTS/cd.info.$p 2>&1 || true; done
+	# dump decompresses by the file's suffix
+	coredumpctl dump -q $pid2 -o /tmp/dump.2 > /dev/null 2> $RESULTS/cd.dump2.err || true
+	/usr/libexec/coredam/coredam-pipe --decompress < "$cores/$two" > /tmp/plain.2 || true
+	if [ -s /tmp/plain.2 ] && cmp /tmp/dump.2 /tmp/plain.2; then echo identical; else echo differ; fi > $RESULTS/cd.dump2
+	# ... and refuses a core without a compression suffix
+	rc=0; coredumpctl dump -q $pid1 -o /tmp/dump.1 > /dev/null 2> $RESULTS/cd.dump1.err || rc=$?
+	echo $rc > $RESULTS/cd.dump1.rc
+	# debug hands the debugger the stored file itself: "debugger EXE -c CORE"
+	coredumpctl debug -q --debugger=sh \
+		--debugger-arguments="-c 'echo \"\$1\"; cmp \"\$3\" $cores/$one && echo identical' sh" $pid1 \
+		> $RESULTS/cd.debug1 2>&1 || true
+	journalctl -q --no-pager -o json MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 > $RESULTS/cd.json || true
+}
+"""
+
+
+def check_coredumpctl(res):
+    pid1, pid2, pid3 = res.text("pids").split()
+    one, two = res.text("names").split()
+    assert one == f"core.crasher.{pid1}.{one.split('.')[3]}", (one, pid1)
+    rows = {line.split()[4]: line for line in res.text("cd.list").splitlines() if len(line.split()) > 5}
+    assert set(rows) >= {pid1, pid2, pid3}, res.text("cd.list")
+    # listed with the executable from the core's notes, the signal, and the core there
+    for pid in (pid1, pid2):
+        assert re.search(r" SIGSEGV present +/usr/local/bin/crasher ", rows[pid]), rows[pid]
+    # the skipped repeat: the crash, with no core
+    assert re.search(r" SIGSEGV none +/usr/local/bin/crasher", rows[pid3]), rows[pid3]
+    info = res.text(f"cd.info.{pid1}")
+    assert re.search(r"^\s*PID: " + pid1 + r" \(crasher\)$", info, re.M), info
+    assert re.search(r"^\s*Executable: /usr/local/bin/crasher$", info, re.M), info
+    assert re.search(r"^\s*Signal: 11 \(SEGV\)$", info, re.M), info
+    assert re.search(r"^\s*Storage: /var/lib/coredam/cores/" + re.escape(one) + r" \(present\)$", info, re.M), info
+    assert f"Process {pid1} (crasher) of user 0 dumped core." in info, info
+    info3 = res.text(f"cd.info.{pid3}")
+    assert re.search(r"^\s*Storage: none$", info3, re.M), info3
+    assert "not stored: a repeat of /usr/local/bin/crasher SIGSEGV" in info3, info3
+    # dump: the compressed core, decompressed, byte for byte
+    assert res.text("cd.dump2").strip() == "identical", res.text("cd.dump2.err")
+    # systemd's coredumpctl (252 to this day) decompresses every file it
+    # dumps by its suffix: an uncompressed core is refused (documented)
+    assert res.text("cd.dump1.rc").strip() != "0", res.text("cd.dump1.err")
+    assert "Protocol not supported" in res.text("cd.dump1.err"), res.text("cd.dump1.err")
+    # debug: the executable and the stored file itself
+    debug = res.text("cd.debug1")
+    assert debug.splitlines()[:1] == ["/usr/local/bin/crasher"] and "identical" in debug, debug
+    recs = [json.loads(line) for line in res.text("cd.json").splitlines() if line.startswith("{")]
+    states = sorted(r.get("COREDAM_STATE") for r in recs)
+    assert states == ["complete", "complete", "skipped-repeat"], recs
+    for r in recs:
+        assert r["SYSLOG_IDENTIFIER"] == "coredam-pipe" and r["_UID"] == "0", r
+        assert r["COREDUMP_UID"] == "0" and r["COREDUMP_SIGNAL_NAME"] == "SIGSEGV", r
+        assert re.fullmatch(r"[0-9a-f]{16}", r["COREDAM_SIGNATURE"]), r
+    # one crash, one signature: the repeat table's counts in each record
+    assert len({r["COREDAM_SIGNATURE"] for r in recs}) == 1, recs
+    skipped = next(r for r in recs if r["COREDAM_STATE"] == "skipped-repeat")
+    assert skipped["COREDAM_REPEAT_KEPT"] == "2" and skipped["COREDAM_REPEAT_SKIPPED"] == "1", skipped
+    assert "COREDUMP_FILENAME" not in skipped, skipped
 
 
 def test_file_pattern_storm_follows_core_pattern():

@@ -22,6 +22,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "core-journal.h"
 #include "core-store.h"
 #include "elfcore.h"
 #include "escape.h"
@@ -218,6 +219,8 @@ struct helper {
 	char cg[PATH_MAX];
 	void *pre;		/* the core's start, read to tell a repeat ([Repeats]) */
 	size_t pre_len;
+	struct coredam_repeat_entry rep;	/* its signature's counts, when checked */
+	bool have_rep;
 	int dirfd;
 	bool decompress, check;
 };
@@ -430,15 +433,20 @@ static int check_repeat(struct helper *h)
 		return -1;
 	}
 	coredam_escape(key.label, 0, label, sizeof(label));
+	h->rep = e;
+	h->have_rep = true;
 	if (r > 0) {
 		log_full(LOG_DEBUG, "core of pid %d: signature %016" PRIx64 " (%s), %" PRIu32 " of %" PRIu32 " kept this interval",
 			 (int)a->pid, key.hash, label, e.window_kept, h->cfg.repeat_keep);
 		return -1;
 	}
-	if (coredam_repeat_log_this(e.skipped))
+	if (coredam_repeat_log_this(e.skipped)) {
 		log_full(LOG_NOTICE,
 			 "core of pid %d (uid %u, signal %d) skipped: a repeat of %s; %" PRIu64 " kept, %" PRIu64 " skipped as repeats so far ([Repeats] Keep=%" PRIu32 ")",
 			 (int)a->pid, (unsigned)a->uid, a->signal, label, e.kept, e.skipped, h->cfg.repeat_keep);
+		/* for coredumpctl, the crash with no core, as often as the line */
+		(void)coredam_core_journal_repeat(&h->cfg, a, &h->m, &site, &key, &e);
+	}
 	return drop(h, COREDAM_PIPE_SKIPPED_REPEAT, COREDAM_PIPE_EXIT_REPEAT);
 }
 
@@ -547,6 +555,8 @@ static int write_core(struct helper *h)
 
 	r = store(&h->cfg, a, h->dirfd, h->space.floor_bytes, h->pre, h->pre_len, &h->m, &st);
 	coredam_pipe_release(&h->q);
+	if (r >= 0)
+		(void)coredam_core_journal_stored(&h->cfg, a, &h->m, &st, h->have_rep ? &h->rep : NULL);
 	status = coredam_pipe_outcome_stored(&h->out, r, res, st.expected);
 	if (r >= 0 && status != COREDAM_PIPE_EXIT_STORED)
 		log_full(LOG_ERR,

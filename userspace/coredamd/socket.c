@@ -28,6 +28,7 @@
 
 #include "agent.h"
 #include "cgroup.h"
+#include "core-journal.h"
 #include "core-store.h"
 #include "escape.h"
 #include "fileio.h"
@@ -322,6 +323,8 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 		}
 	}
 	r = coredam_core_store(c->fd, NULL, 0, &a->cfg, &args, dirfd, a->m.floor_bytes, &m, &st, &e);
+	if (r >= 0)
+		(void)coredam_core_journal_stored(&a->cfg, &args, &m, &st, NULL);
 	if (r < 0)
 		log_error("core of pid %d: %s", (int)c->peer.pid, e.msg);
 	if (st.warn[0])

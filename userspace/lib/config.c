@@ -94,6 +94,7 @@ static const struct key keys[] = {
 	K("Pipe", "CoreSizeMax", T_SIZE_MAX, pipe_size_max, "32G"),
 	K("Pipe", "CoreTimeMax", T_DURATION_INF, pipe_time_max_usec, "1h"),
 	K("Pipe", "Sandbox", T_BOOL, pipe_sandbox, "yes"),
+	K("Pipe", "Journal", T_BOOL, pipe_journal, "yes"),
 	K("Repeats", "Keep", T_U32_INF, repeat_keep, "2"),
 	K("Repeats", "Interval", T_DURATION, repeat_interval_usec, "1h"),
 	K("Socket", "SetCorePattern", T_BOOL, sock_set_core_pattern, "no"),

@@ -77,6 +77,7 @@ struct coredam_config {
 	uint64_t pipe_size_max;		/* bytes of one core read at most; 0 = no cap */
 	uint64_t pipe_time_max_usec;	/* time one core is read for at most; 0 = no cap */
 	bool pipe_sandbox;		/* confine the helper before it reads (sandbox.h) */
+	bool pipe_journal;		/* a systemd-coredump record for each core (core-journal.h) */
 
 	/* [Repeats]: the cores of one crash signature kept per interval (repeats.h) */
 	uint32_t repeat_keep;		/* 0 = every one */

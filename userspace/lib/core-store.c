@@ -155,6 +155,8 @@ int coredam_core_store(int infd, const void *prefix, size_t prefix_len, const st
 		goto out_unlink;
 	}
 	grant_read(a, fd, head, res->head_len, ret);
+	if (head)
+		(void)coredam_elf_core_site(head, res->head_len, &ret->site);	/* zeroed when unread */
 	incomplete = res->truncated || coredam_pipe_cut_short(o.head, res, &ret->expected);
 	r = rename_into_place(a, dirfd, tmp, name, incomplete, ret->final, sizeof(ret->final), reterr);
 	if (r < 0)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "elfcore.h"
 #include "error.h"
 #include "meta.h"
 #include "pipe-args.h"
@@ -24,6 +25,7 @@ struct coredam_core_stored {
 	char final[NAME_MAX + 1];	/* the name it was stored under */
 	struct coredam_pipe_copy_result res;
 	uint64_t expected;		/* the size its ELF headers declare, when they could be read */
+	struct coredam_core_site site;	/* where it crashed, from its notes (all "" when unread) */
 	char warn[512];			/* what went wrong short of losing the core ("" nothing) */
 };
 

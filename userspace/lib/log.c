@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 
@@ -42,9 +43,17 @@ static void kmsg_open(void)
 		kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
 }
 
+/*
+ * The journal's socket, connected once. A send waits at most
+ * JOURNAL_SEND_TIMEOUT_SEC for room in journald's queue: a journald that
+ * stopped reading must not stall a helper or the agent's loop for ever
+ * (a line then goes to stderr, a record is lost and said so).
+ */
+#define JOURNAL_SEND_TIMEOUT_SEC 5
 static void journal_open(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = JOURNAL_SEND_TIMEOUT_SEC };
 	int fd;
 
 	if (journal_fd != -2)
@@ -55,6 +64,8 @@ static void journal_open(void)
 		close(fd);
 		fd = -1;
 	}
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	journal_fd = fd;
 }
 
@@ -62,21 +73,44 @@ void log_open(void)
 {
 	if (target == LOG_TARGET_KMSG)
 		kmsg_open();
-	else if (target == LOG_TARGET_JOURNAL)
-		journal_open();
+	/* the target's, or the one log_journal_send() writes records to */
+	journal_open();
+}
+
+void log_close(void)
+{
+	if (kmsg_fd >= 0)
+		close(kmsg_fd);
+	if (journal_fd >= 0)
+		close(journal_fd);
+	kmsg_fd = journal_fd = -2;
+}
+
+/*
+ * A value the plain form cannot carry as it is: a newline would end it,
+ * and any other control byte or byte outside ASCII (a crashed process's
+ * name, its path) goes in the binary form too, whose length says where
+ * it ends whatever it holds.
+ */
+static bool journal_binary(const char *value)
+{
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f)
+			return true;
+	return false;
 }
 
 /*
  * The journal's native protocol: "NAME=value\n" a field, or, for a value
- * with a newline in it, "NAME\n", its length as 64-bit little endian, the
- * value and "\n".
+ * journal_binary() says needs it, "NAME\n", its length as 64-bit little
+ * endian, the value and "\n".
  */
 static size_t journal_field(struct iovec *iov, char *head, size_t headsize, uint64_t *len, const char *name,
 			    const char *value)
 {
 	size_t n = 0;
 
-	if (!strchr(value, '\n')) {
+	if (!journal_binary(value)) {
 		snprintf(head, headsize, "%s=", name);
 		iov[n++] = (struct iovec){ head, strlen(head) };
 	} else {
@@ -138,37 +172,55 @@ const char *log_message_id(const char *event)
 }
 
 /*
- * One record: MESSAGE=, PRIORITY=, SYSLOG_IDENTIFIER=, the COREDAM_ fields
- * of @msg, and MESSAGE_ID= of its event.
+ * One record: @f, PRIORITY= and SYSLOG_IDENTIFIER=, in one datagram, with
+ * writev(): to the connected socket's one peer, and a call the confined
+ * helper may make (sandbox.c allows no sendmsg(), which could name
+ * another socket).
  */
-static int journal_send(int prio, const char *msg)
+int log_journal_send(int prio, const struct log_field *f, size_t n)
 {
-	struct coredam_log_field f[MAX_FIELDS];
-	struct iovec iov[4 * (4 + MAX_FIELDS)];
-	char heads[4 + MAX_FIELDS][sizeof(f[0].name) + 24], pr[4];
-	uint64_t lens[4 + MAX_FIELDS];
-	const char *id = NULL;
-	size_t n = coredam_log_fields(msg, f, MAX_FIELDS), k = 0, h = 0;
-	struct msghdr mh = { .msg_iov = iov };
+	struct iovec iov[4 * (2 + LOG_FIELDS_MAX)];
+	char heads[2 + LOG_FIELDS_MAX][64], pr[4];
+	uint64_t lens[2 + LOG_FIELDS_MAX];
+	size_t k = 0, h = 0;
+	ssize_t w;
 
+	if (n > LOG_FIELDS_MAX)
+		return -E2BIG;
 	journal_open();
 	if (journal_fd < 0)
 		return -ENOTCONN;
 	snprintf(pr, sizeof(pr), "%d", prio);
-	k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "MESSAGE", msg), h++;
+	for (size_t i = 0; i < n; i++, h++) {
+		if (strlen(f[i].name) >= sizeof(heads[0]) - 2)
+			return -EINVAL;
+		k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], f[i].name, f[i].value);
+	}
 	k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "PRIORITY", pr), h++;
 	k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "SYSLOG_IDENTIFIER", program), h++;
-	for (size_t i = 0; i < n; i++, h++) {
-		k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], f[i].name, f[i].value);
-		if (strcmp(f[i].name, "COREDAM_EVENT") == 0)
-			id = log_message_id(f[i].value);
-	}
-	if (id)
-		k += journal_field(iov + k, heads[h], sizeof(heads[h]), &lens[h], "MESSAGE_ID", id), h++;
-	mh.msg_iovlen = k;
-	if (sendmsg(journal_fd, &mh, MSG_NOSIGNAL) < 0)
+	w = writev(journal_fd, iov, (int)k);
+	if (w < 0)
 		return -errno;
 	return 0;
+}
+
+/* A line: MESSAGE=, the COREDAM_ fields of @msg, and MESSAGE_ID= of its event. */
+static int journal_send(int prio, const char *msg)
+{
+	struct coredam_log_field cf[MAX_FIELDS];
+	struct log_field f[2 + MAX_FIELDS];
+	const char *id = NULL;
+	size_t n = coredam_log_fields(msg, cf, MAX_FIELDS), k = 0;
+
+	f[k++] = (struct log_field){ "MESSAGE", msg };
+	for (size_t i = 0; i < n; i++) {
+		f[k++] = (struct log_field){ cf[i].name, cf[i].value };
+		if (strcmp(cf[i].name, "COREDAM_EVENT") == 0)
+			id = log_message_id(cf[i].value);
+	}
+	if (id)
+		f[k++] = (struct log_field){ "MESSAGE_ID", id };
+	return log_journal_send(prio, f, k);
 }
 
 static void kmsg_send(int prio, const char *msg)

@@ -29,6 +29,7 @@
 #ifndef COREDAM_LOG_H
 #define COREDAM_LOG_H
 
+#include <stddef.h>
 #include <syslog.h>
 
 enum log_target {
@@ -40,14 +41,38 @@ enum log_target {
 
 void log_setup(const char *program, enum log_target target);
 
-/* Open what the target writes to (/dev/kmsg, the journal's socket) now: before a sandbox takes the way there. */
+/*
+ * Open what the target writes to (/dev/kmsg, the journal's socket) and the
+ * journal's socket for log_journal_send() now: before a sandbox takes the
+ * way there. A journal that is not there is no error: nothing is sent.
+ */
 void log_open(void);
+/* Close them; the next line or record opens them again (tests point log_journal_socket elsewhere). */
+void log_close(void);
 /* The journal's MESSAGE_ID= of an event kind ("ready", "dump-end", ...), NULL if unknown. */
 const char *log_message_id(const char *event);
 
 int log_internal(int prio, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 extern int log_max_prio;
+
+/*
+ * One journal record of its own, whatever the target: @n fields (NAME as
+ * the journal wants it: A-Z, 0-9, '_', not starting with '_'; any value
+ * as a C string), then PRIORITY=@prio and SYSLOG_IDENTIFIER=. A value
+ * with a newline, another control byte or a byte outside ASCII goes in
+ * the protocol's binary form, so that any bytes arrive verbatim and none
+ * can start another field. 0, -ENOTCONN when there is no journal (nothing
+ * is written anywhere else), -E2BIG over LOG_FIELDS_MAX fields, or the
+ * send's -errno (-EAGAIN: journald did not take it within 5 s).
+ */
+#define LOG_FIELDS_MAX 40
+struct log_field {
+	const char *name;
+	const char *value;
+};
+
+int log_journal_send(int prio, const struct log_field *f, size_t n);
 
 /* The journal's socket; another only in tests. */
 extern const char *log_journal_socket;

@@ -13,9 +13,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "meta.h"
 #include "sandbox.h"
 #include "test.h"
@@ -84,7 +86,24 @@ static void inside(int dest, const char *state, const char *outside)
 		CHECK_OK(coredam_meta_write_at(dest, "core.2.json", text, 0640));
 	}
 
+	/* the journal record, on the socket log_open() connected before */
+	{
+		const struct log_field f[] = { { "MESSAGE", "confined" } };
+
+		CHECK_OK(log_journal_send(LOG_INFO, f, ELEMENTSOF(f)));
+	}
+
 	/* what a compromised helper must not */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		struct iovec iov = { (char *)"X=1\n", 4 };
+		struct msghdr mh = { .msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov, .msg_iovlen = 1 };
+
+		/* no sendmsg(), which could send through an open socket to another peer */
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", outside);
+		errno = 0;
+		CHECK(sendmsg(-1, &mh, 0) < 0 && errno == EPERM);
+	}
 	CHECK_EQ_INT(open_errno(AT_FDCWD, outside, O_WRONLY | O_CREAT), EROFS);
 	CHECK_EQ_INT(open_errno(AT_FDCWD, "/proc/sys/kernel/core_pattern", O_WRONLY), EROFS);
 	CHECK_EQ_INT(open_errno(AT_FDCWD, "/etc/passwd", O_WRONLY), EROFS);
@@ -114,7 +133,10 @@ static void inside(int dest, const char *state, const char *outside)
 
 TEST(sandbox_confines_a_compromised_helper)
 {
-	int dest, status;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[256];
+	int dest, status, jfd;
+	ssize_t n;
 	pid_t pid;
 
 	if (geteuid() != 0) {
@@ -125,9 +147,16 @@ TEST(sandbox_confines_a_compromised_helper)
 	mkdirs("state");
 	dest = open(tpath("dest"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(dest >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tpath("journal.sock"));
+	jfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(jfd >= 0 && bind(jfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	pid = fork();
 	if (pid == 0) {
 		test_failed_checks = 0;	/* the child's own count */
+		log_journal_socket = tkeep("journal.sock");
+		log_close();
+		log_setup("coredam-pipe", LOG_TARGET_STDERR);
+		log_open();	/* as the helper does before it confines itself */
 		inside(dest, tkeep("state"), tpath("outside"));
 		/*
 		 * exit_group() itself: the sanitizers' exit paths call what the
@@ -137,6 +166,11 @@ TEST(sandbox_confines_a_compromised_helper)
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the confined child's record arrived */
+	n = recv(jfd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(n > 0 && strstr(buf, "MESSAGE=confined\n") == buf);
+	close(jfd);
 	/* and outside the child nothing changed: its mounts were its own */
 	CHECK_EQ_INT(open_errno(AT_FDCWD, tpath("outside"), O_WRONLY | O_CREAT), 0);
 	CHECK_EQ_INT(open_errno(dest, "core.1", O_RDONLY), 0);
