@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.apache import OPCACHE_MB, SETUPS, WARM_MB, WORKERS, Storm, figures, run, tables  # noqa: E402
+from harness.console import GuestError  # noqa: E402
 from harness.kernels import kernel_id  # noqa: E402
 from harness.paths import BUILD  # noqa: E402
 
@@ -46,11 +47,20 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     kernels = "; ".join(f"{k} {kernel_id(k)}" for k in dict.fromkeys(s.kernel for s in chosen))
-    figs, wall = [], {}
+    figs, wall, failed = [], {}, {}
     for s in chosen:
         print(f"apache storm / {s.name} ...", flush=True)
         t0 = time.monotonic()
-        res = run(s, storm)
+        try:
+            res = run(s, storm)
+        except (RuntimeError, GuestError) as e:
+            # the other setups' boots are still worth their time
+            wall[s.name] = time.monotonic() - t0
+            # the report names no path of this machine: the first line, its
+            # "(console log: ...)" left out
+            failed[s.name] = str(e).splitlines()[0].split(" (console log:")[0]
+            print(f"    FAILED: {e}"[:4000], flush=True)
+            continue
         wall[s.name] = time.monotonic() - t0
         f = figures(res)
         figs.append((s.name, f))
@@ -98,14 +108,17 @@ def main():
            "over, the process gone); 'all workers back': from the last crash's start until "
            "mod_status first showed every slot with a live worker after the last crashed "
            "one was gone.", "", cores,
-           "", "## Run times", ""]
+           ""]
+    if failed:
+        md += ["## Setups that failed", ""] + [f"- `{k}`: {v}" for k, v in failed.items()] + [""]
+    md += ["## Run times", ""]
     md += [f"- {k}: {v:.0f} s (boot to results)" for k, v in wall.items()]
     text = "\n".join(md) + "\n"
     (out / "report.md").write_text(text)
     print()
     print(text)
     print(f"report: {out / 'report.md'}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
