@@ -118,10 +118,12 @@ meminfo_watch() {
 	done
 }
 
-# dumps_done: is no dump helper (coredam-pipe, systemd-coredump) running,
-# and, on the patched kernel, no dump writing or waiting in its queue?
+# dumps_done: is no dump helper (coredam-pipe, systemd-coredump: the
+# kernel's and its socket's, whose names the kernel cuts to 15 bytes)
+# running, and, on the patched kernel, no dump writing or waiting in its
+# queue?
 dumps_done() {
-	! pidof coredam-pipe systemd-coredump > /dev/null || return 1
+	! pgrep -x 'coredam-pipe|systemd-coredum' > /dev/null || return 1
 	[ ! -e $KSTATS ] || dumps_idle
 }
 
