@@ -105,7 +105,10 @@ def main():
            "'MemAvailable lowest': from the first crash request until the last crashed "
            "worker was gone (the last sample before, in brackets); 'crash to worker gone': "
            "from a worker taking its crash request until its connection closed (its dump "
-           "over, the process gone); 'all workers back': from the last crash's start until "
+           "over, the process gone); 'crash to replaced': until the new worker that took "
+           "its place first showed (the guest lists Apache's pids every 0.5 s; the k-th "
+           "worker to go is paired with the k-th new pid: Apache never runs more than its "
+           "workers, and stops none); 'all workers back': from the last crash's start until "
            "mod_status first showed every slot with a live worker after the last crashed "
            "one was gone.", "", cores,
            ""]

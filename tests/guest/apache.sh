@@ -109,11 +109,14 @@ scoreboard_watch() {
 }
 
 # meminfo_watch: every 0.5 s, "MS MEMAVAILABLE_KB" (/proc/meminfo) to
-# $RESULTS/meminfo.txt until /tmp/stop-meminfo exists
+# $RESULTS/meminfo.txt and "MS PID..." (every apache2 process, crashed
+# ones until Apache reaps them) to $RESULTS/pids.txt, until
+# /tmp/stop-meminfo exists: when each new worker first showed
 meminfo_watch() {
 	while [ ! -e /tmp/stop-meminfo ]; do
 		echo "$(now_ms) $(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)" \
 			>> $RESULTS/meminfo.txt
+		echo "$(now_ms)" $(pgrep -x apache2) >> $RESULTS/pids.txt
 		sleep 0.5
 	done
 }

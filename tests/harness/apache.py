@@ -89,6 +89,24 @@ def full(sb, workers):
     return len(slots) == workers and "." not in slots and "S" not in slots
 
 
+def new_pids(text):
+    """pids.txt's lines ("MS PID..."): [(ms, pid)] of every pid the first
+    line lacks, when it first showed, in that order."""
+    seen, out = None, []
+    for line in text.splitlines():
+        w = [int(x) for x in line.split()]
+        if not w:
+            continue
+        if seen is None:
+            seen = set(w[1:])
+            continue
+        for pid in w[1:]:
+            if pid not in seen:
+                seen.add(pid)
+                out.append((w[0], pid))
+    return out
+
+
 def meminfo(text):
     """meminfo_watch's lines: [(ms, MemAvailable kB)]."""
     return [tuple(int(w) for w in line.split()) for line in text.splitlines()
@@ -327,6 +345,17 @@ def figures(res, workers=WORKERS):
             if r[2] in starts and r[1] is not None and r[3] == 0]
     f["gone_p50_s"] = pct(gone, 50) / 1000 if gone else None
     f["gone_max_s"] = max(gone) / 1000 if gone else None
+    # each crashed worker's replacement: Apache never has more than its
+    # workers (ServerLimit) and keeps every one (no spare to stop, no
+    # recycling), so every new worker replaces one gone; the k-th to go
+    # (its connection closed) is paired with the k-th new pid to show
+    by_gone = sorted((r[1], starts[r[2]][1]) for r in rows
+                     if r[2] in starts and r[1] is not None and r[3] == 0)
+    born = new_pids(_text(res, "pids.txt"))
+    replaced = [b - s for (_, s), (b, _) in zip(by_gone, born)]
+    f["replaced"] = len(replaced)
+    f["replaced_p50_s"] = pct(replaced, 50) / 1000 if replaced else None
+    f["replaced_max_s"] = max(replaced) / 1000 if replaced else None
     # back to every worker: the first scoreboard after the last crashed
     # worker is gone with every slot live, from the last crash's start
     last_start = begun[-1] if begun else None
@@ -406,13 +435,16 @@ def tables(figs):
             if f.get("mem_before_mb") is not None else f"{f['mem_min_mb']:.0f} MiB"
         gone = "-" if f["gone_p50_s"] is None else \
             f"{f['gone_p50_s']:.1f} / {f['gone_max_s']:.1f} s"
+        replaced = "-" if f.get("replaced_p50_s") is None else \
+            f"{f['replaced_p50_s']:.1f} / {f['replaced_max_s']:.1f} s"
         cores.append((name, f"{f['core_files']}", host, causes,
                       "-" if f["uncharged"] is None else f"{f['uncharged']}",
-                      mem, gone, _s(f["full_after_s"])))
+                      mem, gone, replaced, _s(f["full_after_s"])))
     return (markdown(("setup", "crash requests sent (rate)", "crashes in Apache's log",
                       "crash rate reached", "healthy p50 / p99 / max, alone",
                       "healthy p50 / p99 / max, storm", "requests alone / storm",
                       "errors alone / storm"), load),
             markdown(("setup", "cores kept", "whole on the host", "skipped or lost, by cause",
                       "uncharged", "MemAvailable lowest", "crash to worker gone p50 / max",
-                      "all workers back after the last crash"), cores))
+                      "crash to replaced p50 / max", "all workers back after the last crash"),
+                     cores))
