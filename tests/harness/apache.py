@@ -303,7 +303,9 @@ def skipped(res, crashes):
     uncharged or None): coredam-pipe's counters, the kernel's, or, for
     systemd-coredump, the kernel's log of dumps over core_pipe_limit and
     what `coredumpctl list` lacks or lists without a core."""
-    for name in ("pipe-stats", "kstats"):
+    # the kernel's first: on the patched kernel they count every dump,
+    # whatever the agent left in /run
+    for name in ("kstats", "pipe-stats"):
         text = _text(res, name)
         if text.strip():
             s = name_values(text)
