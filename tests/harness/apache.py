@@ -89,10 +89,13 @@ def full(sb, workers):
     return len(slots) == workers and "." not in slots and "S" not in slots
 
 
-def new_pids(text):
-    """pids.txt's lines ("MS PID..."): [(ms, pid)] of every pid the first
-    line lacks, when it first showed, in that order."""
-    seen, out = None, []
+def new_pids(text, starts=()):
+    """When each new worker first showed: [(ms, pid)] in that order, of
+    every pid pids.txt's first line ("MS PID...") lacks, from its later
+    lines and from crash.php's (pid, ms) in starts: a worker that took a
+    crash request was alive then, though the 0.5 s samples of a busy
+    guest may have missed it."""
+    seen, first = None, {}
     for line in text.splitlines():
         w = [int(x) for x in line.split()]
         if not w:
@@ -102,9 +105,13 @@ def new_pids(text):
             continue
         for pid in w[1:]:
             if pid not in seen:
-                seen.add(pid)
-                out.append((w[0], pid))
-    return out
+                first[pid] = min(first.get(pid, w[0]), w[0])
+    if seen is None:
+        return []
+    for pid, ms in starts:
+        if pid not in seen:
+            first[pid] = min(first.get(pid, ms), ms)
+    return sorted((ms, pid) for pid, ms in first.items())
 
 
 def meminfo(text):
@@ -353,7 +360,7 @@ def figures(res, workers=WORKERS):
     # (its connection closed) is paired with the k-th new pid to show
     by_gone = sorted((r[1], starts[r[2]][1]) for r in rows
                      if r[2] in starts and r[1] is not None and r[3] == 0)
-    born = new_pids(_text(res, "pids.txt"))
+    born = new_pids(_text(res, "pids.txt"), starts.values())
     replaced = [b - s for (_, s), (b, _) in zip(by_gone, born)]
     f["replaced"] = len(replaced)
     f["replaced_p50_s"] = pct(replaced, 50) / 1000 if replaced else None
