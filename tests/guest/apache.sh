@@ -122,11 +122,11 @@ meminfo_watch() {
 }
 
 # dumps_done: is no dump helper (coredam-pipe, systemd-coredump: the
-# kernel's and its socket's, whose names the kernel cuts to 15 bytes)
-# running, and, on the patched kernel, no dump writing or waiting in its
-# queue?
+# kernel's and its socket's, whose names the kernel cuts to 15 bytes; one
+# pattern each, since pgrep refuses a pattern longer than that) running,
+# and, on the patched kernel, no dump writing or waiting in its queue?
 dumps_done() {
-	! pgrep -x 'coredam-pipe|systemd-coredum' > /dev/null || return 1
+	! pgrep -x coredam-pipe > /dev/null && ! pgrep -x systemd-coredum > /dev/null || return 1
 	[ ! -e $KSTATS ] || dumps_idle
 }
 
