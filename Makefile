@@ -12,6 +12,9 @@
 #                 (builds and VM tests overlapped: scripts/test-pipeline.sh)
 #   make demo     the crash-storm demo (the main job)
 #   make bench    the full storm benchmark: six setups, eight scenarios
+#   make bench-apache  the Apache crash storm in the Debian guest, five
+#                 setups side by side (no dumps, systemd-coredump,
+#                 coredam-pipe, the patched kernel fixed and adaptive)
 #   make clean    remove build/
 #
 # Every target that needs Debian packages installs the missing ones first.
@@ -29,7 +32,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-defaults clean
+	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults clean
 
 all: deps userspace guest
 
@@ -225,6 +228,11 @@ demo: kernel initramfs
 bench: kernel initramfs $(if $(findstring v1-,$(BENCH_SETUPS)),kernel-v1)
 	@scripts/deps.sh demo
 	$(PYTHON) tests/bench.py
+
+# BENCH_SETUPS, APACHE_CRASH_PER_S, APACHE_CRASH_S: see tests/bench_apache.py.
+# The two 6.12 kernels only (not make kernel's 7.3) and the Debian guest
+bench-apache: kernel-stock kernel-patched rootfs
+	$(PYTHON) tests/bench_apache.py
 
 clean:
 	rm -rf $(BUILD)

@@ -93,7 +93,8 @@ install -d "$root/etc/systemd/system/apache2.service.d"
 install -m 0644 "$top/tests/guest/apache/limits.conf" "$root/etc/systemd/system/apache2.service.d/"
 rm -f "$root/var/www/html/index.html"
 install -m 0644 "$top"/tests/guest/apache/www/* "$root/var/www/html/"
-install -m 0644 "$top/tests/guest/apache/wrk-report.lua" "$root/lib/coredam/"
+install -m 0644 "$top/tests/guest/apache/wrk-report.lua" "$top/tests/guest/apache/crash-client.php" \
+	"$root/lib/coredam/"
 for u in "${mask[@]}"; do
 	ln -sf /dev/null "$root/etc/systemd/system/$u"
 done

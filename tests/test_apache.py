@@ -23,16 +23,13 @@ short, so that it fits the test budget.
 """
 
 import json
-import re
 
 from harness import elfcore
+from harness.apache import OPCACHE_MB, WARM_MB, WORKERS, crash_rows, crashed_pids, other_deaths, wrk_errors
 from harness.kernels import ROOTFS
 from harness.parsers import name_values
 from harness.qemu import boot as qemu_boot
 
-WORKERS = 6
-OPCACHE_MB = 16
-WARM_MB = 4
 CRASH_PER_S = 3
 CRASH_S = 5
 
@@ -114,11 +111,9 @@ def test_apache_prefork_storm_keeps_a_core_and_the_healthy_route():
 
     # every crash Apache saw is a SIGSEGV of a worker, and the parent stayed
     log = res.text("error.log")
-    crashed = [int(p) for p in re.findall(
-        r"child pid (\d+) exit signal Segmentation fault \(11\)", log)]
-    other = re.findall(r"child pid \d+ exit signal (?!Segmentation).*", log)
-    assert crashed and not other, log[-3000:]
-    sent = len(res.text("crash.sent").split())
+    crashed = crashed_pids(log)
+    assert crashed and not other_deaths(log), log[-3000:]
+    sent = len(crash_rows(res.text("crash.txt")))
     assert sent == CRASH_PER_S * CRASH_S
     assert len(crashed) == sent, (len(crashed), sent, log[-3000:])
 
@@ -132,7 +127,7 @@ def test_apache_prefork_storm_keeps_a_core_and_the_healthy_route():
 
     # the healthy route kept answering: wrk's own count, every answer a 200
     base, storm = (json.loads(res.text(f)) for f in ("baseline.json", "storm.json"))
-    errors = sum(storm[k] for k in ("connect", "read", "write", "status", "timeout"))
+    errors = wrk_errors(storm)
     print(f"\nhealthy route: baseline {base['requests']} requests in 3 s, p99 "
           f"{base['p99_us'] / 1000:.1f} ms; storm {storm['requests']} requests in "
           f"{CRASH_S + 3} s, {errors} errors, p50 {storm['p50_us'] / 1000:.1f} ms, p99 "

@@ -1,4 +1,5 @@
-# Jobs of the Apache storm (tests/test_apache.py) in the Debian guest:
+# Jobs of the Apache storm (tests/test_apache.py) and its benchmark
+# (tests/bench_apache.py) in the Debian guest:
 # . /lib/coredam/apache.sh (after lib.sh and systemd.sh)
 #
 # Debian's apache2 with the prefork MPM and mod_php 8.2 (scripts/mkrootfs.sh
@@ -69,23 +70,16 @@ apache_warm() {
 	http_get '/opcache.php?warm=1' > $RESULTS/opcache.json
 }
 
-# crash_at PER_S SECS: GET /crash.php PER_S times a second for SECS
-# seconds, each from a client of its own (a crash ends its connection);
-# each request's start time (ms) to $RESULTS/crash.sent. Returns when
-# every client has ended (in a subshell: the job's other children are not
-# waited for)
+# crash_at PER_S SECS [LIMIT]: GET /crash.php PER_S times a second for
+# SECS seconds, an open loop, each request on a connection of its own
+# (crash-client.php: one PHP process, not a shell and a client a request,
+# which held the guest to about 0.4 crashes a second); one line per request
+# to $RESULTS/crash.txt, "SENT_MS END_MS PORT BYTES" (crash_rows() in
+# tests/harness/apache.py reads them). Returns when every connection has
+# ended (its worker answered or died), or LIMIT s (default 600) after the
+# first request.
 crash_at() {
-	(
-		n=$(($1 * $2)) i=0
-		gap=$(awk -v r="$1" 'BEGIN { printf "%.3f", 1 / r }')
-		while [ $i -lt $n ]; do
-			now_ms >> $RESULTS/crash.sent
-			http_get /crash.php > /dev/null 2>&1 &
-			sleep "$gap"
-			i=$((i + 1))
-		done
-		wait
-	)
+	php /lib/coredam/crash-client.php "$1" $(($1 * $2)) $RESULTS/crash.txt "${3:-600}"
 }
 
 # drive SECS URL OUT: wrk on URL for SECS seconds, two connections; its
@@ -95,14 +89,71 @@ drive() {
 	sed -n 's/^coredam-wrk: //p' "$3.txt" > "$3"
 }
 
-# scoreboard_watch: every 0.5 s, a line "MS BUSY IDLE PROCS" (mod_status's
-# busy and idle workers, apache2 processes alive, crashed ones included)
-# to $RESULTS/scoreboard.txt until /tmp/stop-scoreboard exists
+# scoreboard_watch: every 0.5 s, a line "MS BUSY IDLE SCOREBOARD PROCS"
+# to $RESULTS/scoreboard.txt until /tmp/stop-scoreboard exists: mod_status's
+# busy and idle workers and its scoreboard (a character a slot: "_" idle,
+# "." no process, "S" starting, "W" "K" "R" serving; a crashed worker
+# stays "W" until Apache reaps it), from one answer, and the apache2
+# processes alive, crashed ones included. MS is when the answer came: the
+# status request waits for a free worker like any other (up to 10 s)
 scoreboard_watch() {
+	local s
 	while [ ! -e /tmp/stop-scoreboard ]; do
-		echo "$(now_ms) $(status_field BusyWorkers) $(status_field IdleWorkers) $(pgrep -c -x apache2)" \
-			>> $RESULTS/scoreboard.txt
+		s=$(http_get '/server-status?auto' | awk -F': ' '{ sub(/\r$/, "", $2) }
+			$1 == "BusyWorkers" { b = $2 } $1 == "IdleWorkers" { i = $2 }
+			$1 == "Scoreboard" { sb = $2 }
+			END { printf "%d %d %s", b, i, sb == "" ? "-" : sb }')
+		echo "$(now_ms) $s $(pgrep -c -x apache2)" >> $RESULTS/scoreboard.txt
 		sleep 0.5
+	done
+}
+
+# meminfo_watch: every 0.5 s, "MS MEMAVAILABLE_KB" (/proc/meminfo) to
+# $RESULTS/meminfo.txt and "MS PID..." (every apache2 process, crashed
+# ones until Apache reaps them) to $RESULTS/pids.txt, until
+# /tmp/stop-meminfo exists: when each new worker first showed
+meminfo_watch() {
+	while [ ! -e /tmp/stop-meminfo ]; do
+		echo "$(now_ms) $(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)" \
+			>> $RESULTS/meminfo.txt
+		echo "$(now_ms)" $(pgrep -x apache2) >> $RESULTS/pids.txt
+		sleep 0.5
+	done
+}
+
+# dumps_done: is no dump helper (coredam-pipe, systemd-coredump: the
+# kernel's and its socket's, whose names the kernel cuts to 15 bytes; one
+# pattern each, since pgrep refuses a pattern longer than that) running,
+# and, on the patched kernel, no dump writing or waiting in its queue?
+dumps_done() {
+	! pgrep -x coredam-pipe > /dev/null && ! pgrep -x systemd-coredum > /dev/null || return 1
+	[ ! -e $KSTATS ] || dumps_idle
+}
+
+# collect_cores MAX: every core under /scratch/cores (coredam-pipe's, or
+# the kernel's file dumps) and /scratch/coredump (systemd-coredump's
+# store), the helper's .json metadata left out: "NAME BYTES" a line to
+# $RESULTS/cores.txt, corecheck's verdict on each uncompressed one to
+# $RESULTS/cores.json, and the first MAX (by name) into $RESULTS/cores/
+# for the host, gzip'ed unless systemd-coredump compressed them already
+# (the guest's root file system, where $RESULTS is, has room for a few
+# hundred MB only: no copy once less than 100 MB is left)
+collect_cores() {
+	local f n=0
+	mkdir -p $RESULTS/cores
+	: > $RESULTS/cores.txt
+	for f in /scratch/cores/* /scratch/coredump/*; do
+		[ -f "$f" ] || continue
+		case $f in *.json) continue;; esac
+		echo "${f##*/} $(stat -c %s "$f")" >> $RESULTS/cores.txt
+		case $f in *.zst|*.incomplete) ;; *) corecheck "$f" >> $RESULTS/cores.json || true;; esac
+		[ $n -lt "$1" ] || continue
+		[ "$(df --output=avail -k $RESULTS | tail -1)" -gt 102400 ] || continue
+		case $f in
+		*.zst) cp "$f" $RESULTS/cores/ ;;
+		*) gzip -1 -c "$f" > "$RESULTS/cores/${f##*/}.gz" ;;
+		esac
+		n=$((n + 1))
 	done
 }
 

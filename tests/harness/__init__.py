@@ -15,6 +15,8 @@ module:
     crashtime  crash-to-exit times with every knob at its default
     report     markdown tables, plots, JSON
     figures    the benchmark's figures, tables and goals
+    apache     the Apache storm in the Debian guest: its readers, and the
+               benchmark's setups, job, figures and tables
 
 The guest's side is shell, in tests/guest/*.sh.
 """
