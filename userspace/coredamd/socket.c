@@ -714,9 +714,8 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 {
 	struct sock_server *s = &a->sock;
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
-
 	_cleanup_free_ struct sock_event *evs = NULL;
-	size_t n_evs = 0;
+	size_t n_evs;
 
 	if (!s->active || n == 0)
 		return;
