@@ -185,13 +185,6 @@ static bool helper_known(const struct agent *a)
 	return false;
 }
 
-/*
- * The dumps in progress: as far as coredam_dumps_look() says to look. The
- * full look (@full) at the tick and on the dump cgroup's events; between
- * ticks, at a dump's pace, a look that finds the dumps known as they were
- * reads only the writing ones' /proc/PID/io again, for their end records'
- * bytes.
- */
 /* WaitingMemoryMax= counts waiters by what one holds: a changed estimate changes the places at once. */
 static void track_pinned(struct agent *a, uint64_t pin, uint64_t now)
 {
@@ -204,6 +197,13 @@ static void track_pinned(struct agent *a, uint64_t pin, uint64_t now)
 	(void)agent_apply_admission(a);
 }
 
+/*
+ * The dumps in progress: as far as coredam_dumps_look() says to look. The
+ * full look (@full) at the tick and on the dump cgroup's events; between
+ * ticks, at a dump's pace, a look that finds the dumps known as they were
+ * reads only the writing ones' /proc/PID/io again, for their end records'
+ * bytes.
+ */
 void track_dumps(struct agent *a, bool full)
 {
 	struct coredam_dump *v = NULL;
