@@ -34,6 +34,7 @@
 #include "pipe-queue.h"
 #include "pipe-writer.h"
 #include "repeats.h"
+#include "retention.h"
 #include "roots.h"
 #include "sandbox.h"
 #include "sched-util.h"
@@ -566,6 +567,9 @@ static int write_core(struct helper *h)
 		       "core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
 		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, st.final, res->in_bytes,
 		       coredam_pipe_cut_reason(res, h->m.rlimit), res->out_bytes, h->m.waited_ms, h->m.write_ms);
+	/* 6. the oldest kept cores past [Space] MaxUse=, KeepFree=; the slot is given back already */
+	if (r >= 0)
+		h->out.removed = coredam_retention_after_store(h->dirfd, a->dir, &h->cfg, st.final);
 	return finish(h, status);
 }
 
