@@ -251,7 +251,8 @@ command -v crasher > $RESULTS/crasher.path
 # retention: [Space] MaxUse= room for a few cores, six crashes one after the other;
 # after each, every file's allocated blocks (what retention counts)
 rm -rf /scratch/cores/* /run/coredam/pipe/stats
-printf '[Limits]\nConcurrency=1\nWaitTimeout=0\n[Repeats]\nKeep=infinity\n[Space]\nMaxUse=%s\n' \
+# (Directory= for coredamctl: the helper has it from core_pattern)
+printf '[Limits]\nConcurrency=1\nWaitTimeout=0\n[Repeats]\nKeep=infinity\n[Space]\nMaxUse=%s\n[Pipe]\nDirectory=/scratch/cores\n' \
     > /etc/coredam/coredam.conf
 i=0
 while [ $i -lt 6 ]; do
