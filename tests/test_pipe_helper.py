@@ -186,6 +186,10 @@ Compress=yes
 CompressLevel=1
 """ + ALL_CORES.lstrip("\n")
 
+# the retention phase's [Space] MaxUse=: a few of the fallback's cores
+RET_MAX_USE_MB = 30
+RET_MAX_USE = f"{RET_MAX_USE_MB}M"
+
 FALLBACK = LIB + r"""
 # no agent: the cgroup exists (a service manager made it), the budget is the configuration's
 mkdir -p /sys/fs/cgroup/coredump.slice
@@ -234,7 +238,29 @@ done
 coredamctl status > $RESULTS/status3.txt 2>&1 || true
 coredamctl status --json > $RESULTS/status3.json 2>&1 || true
 command -v crasher > $RESULTS/crasher.path
-""" % PATTERN
+# retention: [Space] MaxUse= room for a few cores, six crashes one after the other;
+# after each, every file's allocated blocks (what retention counts)
+rm -rf /scratch/cores/* /run/coredam/pipe/stats
+# (Directory= for coredamctl: the helper has it from core_pattern)
+printf '[Limits]\nConcurrency=1\nWaitTimeout=0\n[Repeats]\nKeep=infinity\n[Space]\nMaxUse=%s\n[Pipe]\nDirectory=/scratch/cores\n' \
+    > /etc/coredam/coredam.conf
+i=0
+while [ $i -lt 6 ]; do
+    crasher -m {mb} & echo $! >> $RESULTS/ret.order; wait $! || true
+    waitfor 120 "helper $i" no_helper
+    stat -c '%%n %%b %%B' /scratch/cores/* > $RESULTS/ret.du.$i
+    i=$((i + 1))
+    sleep 1
+done
+ls -la /scratch/cores > $RESULTS/ret.ls
+for m in /scratch/cores/*.json; do cat "$m" >> "$RESULTS/ret.meta"; done
+for f in /scratch/cores/core.*; do
+    case $f in *.json) ;; *) corecheck $f >> $RESULTS/ret.cores || true ;; esac
+done
+cp /run/coredam/pipe/stats $RESULTS/ret.stats
+coredamctl status > $RESULTS/ret.status 2>&1 || true
+coredamctl vacuum --dry-run > $RESULTS/ret.vacuum 2>&1; echo $? >> $RESULTS/ret.vacuum
+""" % (PATTERN, RET_MAX_USE)
 
 
 def test_fallback_without_agent_compress_and_timeout(boot):
@@ -300,6 +326,61 @@ def test_fallback_without_agent_compress_and_timeout(boot):
         res.text("status3.txt")
     # the 1st and 2nd skip of a signature are logged, the 3rd is not
     assert dmesg.count(f"skipped: a repeat of {crasher} SIGSEGV") == 2, dmesg[-3000:]
+    check_retention(res, dmesg)
+
+
+def check_retention(res, dmesg):
+    """[Space] MaxUse=: after six cores stored one after the other, the
+    oldest are gone with their metadata, the newest that fit are there and
+    whole, and removed_retention, the log and status say how many went."""
+    order = [int(p) for p in res.text("ret.order").split()]
+    assert len(order) == 6, order
+
+    def use(i):
+        """Allocated bytes by core name after crash i: the core's and its metadata's."""
+        u = {}
+        for line in res.text(f"ret.du.{i}").splitlines():
+            path, blocks, unit = line.rsplit(" ", 2)
+            name = path.rsplit("/", 1)[1]
+            core = name[:-len(".json")] if name.endswith(".json") else name
+            u[core] = u.get(core, 0) + int(blocks) * int(unit)
+        return u
+
+    # each crash's own core (by pid), its disk use as stored
+    size = {}
+    for i, pid in enumerate(order):
+        mine = [c for c in use(i) if f".{pid}." in c]
+        assert len(mine) == 1, (pid, use(i))
+        size[pid] = use(i)[mine[0]]
+        # after every store the kept cores fit MaxUse= (one core alone may not)
+        assert sum(use(i).values()) <= RET_MAX_USE_MB << 20 or len(use(i)) == 1, (i, use(i))
+    # what is left: the newest k, oldest first gone; k the most that fit, newest counted first
+    kept = sorted(m["pid"] for m in
+                  (json.loads(line) for line in res.text("ret.meta").splitlines() if line.strip()))
+    k, total = 0, 0
+    for pid in reversed(order):
+        if k and total + size[pid] > RET_MAX_USE_MB << 20:
+            break
+        total += size[pid]
+        k += 1
+    assert 2 <= k <= 4, (k, size)
+    assert kept == sorted(order[-k:]), (kept, order, size, res.text("ret.ls"))
+    cores = res.json_lines("ret.cores")
+    assert sorted(c["pid"] for c in cores) == kept, res.text("ret.ls")
+    assert all(c["valid"] and c["complete"] and c["pattern_pages"] == PAGES for c in cores), cores
+    # no metadata left without its core, no core without its metadata
+    names = [line.split()[-1] for line in res.text("ret.ls").splitlines() if " core." in line]
+    assert len(names) == 2 * k, names
+    st = name_values(res.text("ret.stats"))
+    assert st["completed"] == 6 and st["removed_retention"] == 6 - k, st
+    # one line a vacuum that removed something, the cores it removed adding up to the counter
+    logged = [int(m.group(1)) for m in re.finditer(r"event=retention removed=(\d+) ", dmesg)]
+    assert logged and sum(logged) == 6 - k, (logged, dmesg[-3000:])
+    assert f"kept cores removed by retention ([Space] MaxUse=, KeepFree=): {6 - k}\n" in \
+        res.text("ret.status"), res.text("ret.status")
+    # within MaxUse= now: a vacuum by hand has nothing to do, and exits 0
+    vac = res.text("ret.vacuum")
+    assert vac.startswith("Would remove 0 cores") and vac.rstrip().endswith("\n0"), vac
 
 
 HOSTILE_CONF = """\

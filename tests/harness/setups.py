@@ -74,11 +74,16 @@ FreeSpaceFloor=200M
 """
 
 # A storm of one crasher is one crash signature: coredam-pipe would keep two
-# of its cores ([Repeats] Keep=2, the default) and skip the rest. The storms
-# measure writing every core, as the kernel path does.
+# of its cores ([Repeats] Keep=2, the default) and skip the rest, and remove
+# the oldest past [Space] MaxUse= (10% of the scratch disk) and KeepFree=
+# (twice the floor). The storms measure writing every core, as the kernel
+# path does, and keep them all to check them.
 ALL_CORES = """
 [Repeats]
 Keep=infinity
+[Space]
+MaxUse=infinity
+KeepFree=0
 """
 
 PIPE = """

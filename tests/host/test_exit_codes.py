@@ -304,6 +304,31 @@ def kept_core(r: FakeRoot):
     r.write("cores/core.crasher.42.100.json", KEPT_META)
 
 
+def kept_cores_over_max_use(r: FakeRoot):
+    """Three kept cores, [Space] MaxUse= far below them: the two oldest go, the newest stays."""
+    for pid, t in ((41, 50), (42, 100), (43, 150)):
+        name = f"core.crasher.{pid}.{t}"
+        r.write(f"cores/{name}", "a core\n")
+        r.write(f"cores/{name}.json", KEPT_META.replace("core.crasher.42.100", name)
+                .replace('"pid":42', f'"pid":{pid}').replace('"time":100', f'"time":{t}'))
+    r.configure("[Space]", "MaxUse=1")
+
+
+def keep_free_below_floor(r: FakeRoot):
+    r.configure("[Space]", "KeepFree=512K")
+
+
+def cores_dir_of_another_user(r: FakeRoot):
+    """A destination its user does not own: root's (/) for a user, another uid's for root."""
+    if os.geteuid() == 0:
+        d = r.tmp / "theirs"
+        d.mkdir()
+        os.chown(d, 1234, 1234)
+        r.configure("[Pipe]", f"Directory={d}")
+    else:
+        r.configure("[Pipe]", "Directory=/")
+
+
 def cores_dir_is_a_file(r: FakeRoot):
     r.write("plainfile", "")
     r.configure("[Pipe]", f"Directory={r.tmp}/plainfile")
@@ -453,6 +478,18 @@ TABLE = {
     "c-dump-to-file": row("coredamctl", "dump -o {tmp}/out 42", kept_core, 0, ""),
     "c-dump-no-overwrite": row("coredamctl", "dump -o {cores}/core.crasher.42.100 42", kept_core, 1,
                                "File exists"),
+    # vacuum: 0 done (nothing to remove too), 1 configuration refused or a removal failed, 2 usage,
+    # 4 only root (the directory's owner) removes cores
+    "c-vacuum-none": row("coredamctl", "vacuum", healthy, 0, "No cores kept in {cores}."),
+    "c-vacuum-within": row("coredamctl", "vacuum", kept_core, 0, "Removed 0 cores"),
+    "c-vacuum": row("coredamctl", "vacuum", kept_cores_over_max_use, 0, "removed {cores}/core.crasher.42.100 ("),
+    "c-vacuum-dry-run": row("coredamctl", "vacuum --dry-run", kept_cores_over_max_use, 0,
+                            "would remove {cores}/core.crasher.41.50 ("),
+    "c-vacuum-extra": row("coredamctl", "vacuum extra", healthy, 2, 'unexpected argument "extra"'),
+    "c-vacuum-bad-config": row("coredamctl", "vacuum", keep_free_below_floor, 1,
+                               "KeepFree= is below FreeSpaceFloor="),
+    "c-vacuum-not-root": row("coredamctl", "vacuum", cores_dir_of_another_user, 4, "run as root"),
+    "c-vacuum-not-a-dir": row("coredamctl", "vacuum", cores_dir_is_a_file, 1, "Not a directory"),
 
     # coredam-pipe(8), EXIT STATUS: 0 stored, 1 write failed, 2 usage, 3
     # dropped, 4 RLIMIT_CORE, 5 destination refused, 6 below the floor, 7 a

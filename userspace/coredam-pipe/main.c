@@ -35,6 +35,7 @@
 #include "pipe-queue.h"
 #include "pipe-writer.h"
 #include "repeats.h"
+#include "retention.h"
 #include "roots.h"
 #include "sandbox.h"
 #include "sched-util.h"
@@ -223,6 +224,7 @@ struct helper {
 	bool have_rep;
 	int dirfd;
 	bool decompress, check;
+	bool config_failed;	/* storing with the defaults: nothing is removed by them */
 };
 
 static void helper_done(struct helper *h)
@@ -306,8 +308,10 @@ static void load_config(struct helper *h)
 	if (coredam_config_load(h->config, dropins.list, &h->cfg, &e) < 0) {
 		char buf[sizeof(e.where) + sizeof(e.msg) + 16];
 
-		log_full(LOG_WARNING, "%s; using the defaults", coredam_error_str(&e, buf, sizeof(buf)));
+		log_full(LOG_WARNING, "%s; using the defaults (and removing no old core)",
+			 coredam_error_str(&e, buf, sizeof(buf)));
 		coredam_config_init(&h->cfg);
+		h->config_failed = true;
 	}
 }
 
@@ -567,6 +571,13 @@ static int write_core(struct helper *h)
 		       "core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
 		       (int)a->pid, (unsigned)a->uid, a->signal, a->dir, st.final, res->in_bytes,
 		       coredam_pipe_cut_reason(res, h->m.rlimit), res->out_bytes, h->m.waited_ms, h->m.write_ms);
+	/*
+	 * 6. the oldest kept cores past [Space] MaxUse=, KeepFree=; the slot
+	 * is given back already. Never by limits nobody chose: a broken
+	 * configuration may be the one that said MaxUse=infinity.
+	 */
+	if (r >= 0 && !h->config_failed)
+		h->out.removed = coredam_retention_after_store(h->dirfd, a->dir, &h->cfg, st.final);
 	return finish(h, status);
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * coredamctl list, info, dump: the cores coredam-pipe kept in [Pipe]
- * Directory=, from the metadata beside each, with coredumpctl's verbs.
+ * coredamctl list, info, dump, vacuum: the cores coredam-pipe kept in
+ * [Pipe] Directory=, from the metadata beside each, with coredumpctl's
+ * verbs; vacuum removes the oldest as the writers do after each core
+ * ([Space] MaxUse=, KeepFree=).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +29,7 @@
 #include "path-util.h"
 #include "pipe-writer.h"
 #include "repeats.h"
+#include "retention.h"
 
 struct kept {
 	int dirfd;
@@ -308,5 +312,131 @@ int cmd_dump(struct ctl *c, int argc, char **argv)
 			(void)unlink(output);
 		return CTL_EXIT_FAIL;
 	}
+	return CTL_EXIT_OK;
+}
+
+/* What vacuum removed (or would), oldest first: printed once the directory's lock is let go. */
+struct vacuumed {
+	struct coredam_kept_core *v;
+	uint64_t *bytes;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void vacuumed_one(const struct coredam_kept_core *k, uint64_t bytes, void *userdata)
+{
+	struct vacuumed *x = userdata;
+
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 16;
+		struct coredam_kept_core *v = reallocarray(x->v, cap, sizeof(*v));
+		uint64_t *b = v ? reallocarray(x->bytes, cap, sizeof(*b)) : NULL;
+
+		if (v)
+			x->v = v;
+		if (b)
+			x->bytes = b;
+		if (!v || !b) {
+			x->nomem = true;
+			return;
+		}
+		x->cap = cap;
+	}
+	x->v[x->n] = *k;
+	x->bytes[x->n++] = bytes;
+}
+
+static const char *limit_str(uint64_t v, uint64_t none, const char *none_str, char *buf, size_t size)
+{
+	return v == none ? none_str : format_size(buf, size, v);
+}
+
+int cmd_vacuum(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "dry-run", no_argument, NULL, 'n' },
+					      { "help", no_argument, NULL, 'h' }, {} };
+	const char *dir = c->cfg.pipe_directory;
+	struct vacuumed x = {};
+	struct coredam_retention_result res;
+	struct coredam_retention_limits lim;
+	_cleanup_close_ int dirfd = -1;
+	struct statvfs sv;
+	struct stat st;
+	bool dry_run = false;
+	char b1[16], b2[16], b3[16], b4[16], b5[16];
+	int o, r;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+nh", opts, NULL)) >= 0) {
+		if (o == 'n')
+			dry_run = true;
+		else
+			return ctl_option_exit("vacuum", o);
+	}
+	if (optind < argc)
+		return ctl_unexpected_arg("vacuum", argv[optind]);
+	/* it removes files: never by a configuration the agent and the helper would refuse */
+	if (!c->cfg_ok) {
+		log_error("the configuration is refused, nothing removed: %s", c->cfg_error);
+		return CTL_EXIT_FAIL;
+	}
+	r = open_dir_at(AT_FDCWD, dir, &dirfd);
+	if (r == -ENOENT) {
+		printf("No cores kept in %s.\n", dir);
+		return CTL_EXIT_OK;
+	}
+	if (r >= 0 && fstat(dirfd, &st) < 0)
+		r = -errno;
+	if (r >= 0 && st.st_uid != geteuid())
+		r = -EPERM;	/* root's in production: only root removes cores */
+	if (r >= 0 && fstatvfs(dirfd, &sv) < 0)
+		r = -errno;
+	if (r == -EACCES || r == -EPERM) {
+		log_error("%s: cores are root's (%s): run as root", dir, strerror(-r));
+		return CTL_EXIT_NO_ACCESS;
+	}
+	if (r < 0) {
+		log_error("%s: %s", dir, strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	coredam_retention_limits(&c->cfg, (uint64_t)sv.f_blocks * sv.f_frsize, &lim);
+	r = coredam_retention_vacuum(dirfd, &c->cfg, NULL,
+				     COREDAM_RETENTION_KEEP_NEWEST | (dry_run ? COREDAM_RETENTION_DRY_RUN : 0), vacuumed_one,
+				     &x, &res);
+	for (size_t i = 0; i < x.n; i++) {
+		const struct coredam_kept_core *k = &x.v[i];
+		char t[32], sz[16], e[COREDAM_ESCAPE_SIZE(NAME_MAX + 1)];
+
+		printf("%s %s/%s (%s, %s, pid %d)\n", dry_run ? "would remove" : "removed", dir,
+		       coredam_escape(k->core, 0, e, sizeof(e)), format_size(sz, sizeof(sz), x.bytes[i]),
+		       timestr(k->time, t, sizeof(t)), (int)k->pid);
+	}
+	free(x.v);
+	free(x.bytes);
+	if (r == -EACCES || r == -EPERM) {
+		log_error("%s: %s: run as root", dir, strerror(-r));
+		return CTL_EXIT_NO_ACCESS;
+	}
+	if (r < 0) {
+		log_error("%s: %s%s", dir, strerror(-r), res.removed ? " (the cores above were removed)" : "");
+		return CTL_EXIT_FAIL;
+	}
+	if (x.nomem)
+		log_warning("out of memory: not every core removed is named above");
+	if (res.removed == 0 && res.kept == 0 && res.use_before == 0 && (lim.max_use != UINT64_MAX || lim.keep_free)) {
+		printf("No cores kept in %s.\n", dir);
+		return CTL_EXIT_OK;
+	}
+	if (lim.max_use == UINT64_MAX && lim.keep_free == 0) {
+		printf("Nothing to remove: [Space] MaxUse=infinity and KeepFree=0 set no limit.\n");
+		return CTL_EXIT_OK;
+	}
+	printf("%s %zu core%s (%s); %zu kept, taking %s (MaxUse= %s), %s free (KeepFree= %s)%s.\n",
+	       dry_run ? "Would remove" : "Removed", res.removed, res.removed == 1 ? "" : "s",
+	       format_size(b1, sizeof(b1), res.removed_bytes), res.kept, format_size(b2, sizeof(b2), res.use_after),
+	       limit_str(lim.max_use, UINT64_MAX, "infinity", b3, sizeof(b3)),
+	       format_size(b4, sizeof(b4), res.free_after),
+	       limit_str(lim.keep_free, 0, "0", b5, sizeof(b5)),
+	       res.within ? "" : ": still over, with every kept core but the newest gone");
 	return CTL_EXIT_OK;
 }

@@ -73,6 +73,16 @@ static const struct ctl_command {
 	  "0 written, 1 no such core or it could not be written, 2 usage, 4 only root\n"
 	  "may read it",
 	  cmd_dump },
+	{ "vacuum", "[--dry-run]", "remove the oldest kept cores past [Space] MaxUse=, KeepFree=",
+	  "Remove the oldest kept cores, each with its metadata, until the kept cores\n"
+	  "take at most [Space] MaxUse= and the file system has KeepFree= free, as\n"
+	  "coredam-pipe does after each core it stores; print each one removed. Only\n"
+	  "cores the store named and root owns are counted or removed, and the newest\n"
+	  "stays. Root only.\n",
+	  "  -n, --dry-run       print what would be removed, remove nothing\n",
+	  "0 done (nothing to remove too), 1 the configuration is refused or a core\n"
+	  "could not be removed, 2 usage, 4 only root may remove cores",
+	  cmd_vacuum },
 	{ "doctor", "", "check what the feature needs and say what to fix",
 	  "Check the kernel, cgroup v2 and its controllers, core_pattern, the\n"
 	  "destination and the agent, one line each, and say how to fix what fails.\n",

@@ -323,6 +323,8 @@ static void print_counters(struct ctl *c, struct ctl_status *s)
 			       p[COREDAM_PIPE_SKIPPED_REPEAT], p[COREDAM_PIPE_TRUNCATED],
 			       format_size(b1, sizeof(b1), p[COREDAM_PIPE_BYTES]),
 			       format_size(b2, sizeof(b2), p[COREDAM_PIPE_BYTES_DISK]));
+			printf("              kept cores removed by retention ([Space] MaxUse=, KeepFree=): %" PRIu64 "\n",
+			       p[COREDAM_PIPE_REMOVED_RETENTION]);
 		}
 		printf("Now:          %" PRIu64 " writing, %" PRIu64 " waiting, %" PRIu64
 		       " writing past their slot's lease (%" PRIu64 " leases ended)\n",

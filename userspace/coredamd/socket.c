@@ -40,6 +40,7 @@
 #include "pipe-queue.h"
 #include "pipe-state.h"
 #include "repeats.h"
+#include "retention.h"
 #include "sandbox.h"
 #include "sched-util.h"
 #include "sock-admit.h"
@@ -340,6 +341,9 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 			 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
 			 (int)c->peer.pid, (unsigned)c->peer.uid, c->peer.signal, args.dir, st.final, st.res.in_bytes,
 			 coredam_pipe_cut_reason(&st.res, UINT64_MAX), st.res.out_bytes, m.waited_ms, m.write_ms);
+	/* the oldest kept cores past [Space] MaxUse=, KeepFree=, as the helper does */
+	if (r >= 0)
+		out.removed = coredam_retention_after_store(dirfd, args.dir, &a->cfg, st.final);
 out:
 	coredam_pipe_outcome_delta(&out, &d);
 	r = coredam_pipe_stats_add(a->roots.state, &d);

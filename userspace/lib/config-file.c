@@ -321,6 +321,12 @@ static int cross_check(struct parse_ctx *ctx)
 		o = origin_of(ctx, "Listen");
 		msg = "[Socket] Listen= must be a socket's path in a directory of its own: shorter than 108 bytes, "
 		      "without white space, '%' or '..' (the kernel's rules for core_pattern)";
+	} else if (!c->keep_free_auto && (c->keep_free_bytes || c->keep_free_percent) &&
+		   (c->keep_free_bytes < c->free_floor_bytes || c->keep_free_percent < c->free_floor_percent)) {
+		o = origin_of(ctx, "KeepFree") ?: origin_of(ctx, "FreeSpaceFloor");
+		msg = "[Space] KeepFree= is below FreeSpaceFloor= (in its size or its percentage): old cores would "
+		      "be removed only once new ones are already skipped; set KeepFree= at or above the floor in "
+		      "both, auto (twice the floor), or 0 to remove cores by MaxUse= only";
 	} else if (c->writeback_window / 1024 > UINT32_MAX) {
 		o = origin_of(ctx, "WritebackWindow");
 		msg = "[Limits] WritebackWindow= is too large";

@@ -36,7 +36,9 @@ enum key_type {
 	T_U32_POS,
 	T_U32_INF,	/* a count; "infinity": none (stored as 0, which an old config wrote) */
 	T_FRACTION,	/* "10%" or "0.1" */
-	T_FLOOR,	/* "1G", "5%", or both "1G 5%" */
+	T_FLOOR,	/* "1G", "5%", or both "1G 5%": the larger */
+	T_USE_CAP,	/* "4G", "10%", or both "4G 10%": the smaller; "infinity": none */
+	T_KEEP_FREE,	/* as T_FLOOR, or "auto": twice FreeSpaceFloor= */
 	T_SHARE,	/* struct coredam_share: "1G", "50%", or "infinity" */
 	T_DESTINATION,	/* "auto" or absolute path */
 	T_NICE,		/* -20..19, or "keep" (COREDAM_NICE_KEEP) */
@@ -85,6 +87,8 @@ static const struct key keys[] = {
 	K("Adaptive", "LiftWhenIdle", T_BOOL, lift_when_idle, "yes"),
 	K("Adaptive", "PressureCgroups", T_LIST, pressure_cgroups, "auto"),
 	K("Space", "FreeSpaceFloor", T_FLOOR, free_floor_bytes, "1G"),
+	K("Space", "MaxUse", T_USE_CAP, max_use_bytes, "4G 10%"),
+	K("Space", "KeepFree", T_KEEP_FREE, keep_free_bytes, "auto"),
 	K("Space", "MarkIncomplete", T_BOOL, mark_incomplete, "yes"),
 	K("Pipe", "SetCorePattern", T_BOOL, pipe_set_core_pattern, "no"),
 	K("Pipe", "Program", T_PATH, pipe_program, COREDAM_PIPE_PROGRAM),
@@ -147,48 +151,18 @@ static int parse_fraction(const char *v, double *ret)
 	return 0;
 }
 
-/* A size (base 1024, > 0), a percentage (1-100%), or "infinity". */
-static int parse_share(const struct key *k, const char *value, struct coredam_share *ret,
-		       struct coredam_error *reterr)
-{
-	struct coredam_share sh = { 0 };
-	size_t l = strlen(value);
-	int r;
-
-	if (strcmp(value, "infinity") == 0) {
-		*ret = sh;
-		return 0;
-	}
-	if (l > 1 && value[l - 1] == '%') {
-		char num[16];
-
-		if (l > sizeof(num))
-			return coredam_error_set(reterr, -EINVAL, "%s=%s: bad percentage", k->name, value);
-		memcpy(num, value, l - 1);
-		num[l - 1] = '\0';
-		r = parse_u32(num, &sh.percent);
-		if (r < 0 || sh.percent == 0 || sh.percent > 100)
-			return coredam_error_set(reterr, -ERANGE,
-						 "%s=%s: expected a percentage from 1%% to 100%%", k->name, value);
-	} else {
-		r = parse_size(value, 1024, &sh.bytes);
-		if (r < 0 || sh.bytes == 0)
-			return coredam_error_set(reterr, r < 0 ? r : -ERANGE,
-						 "%s=%s: expected a size (e.g. 4G), a percentage (e.g. 50%%) or infinity",
-						 k->name, value);
-	}
-	*ret = sh;
-	return 0;
-}
-
-/* FreeSpaceFloor=: "1G", "5%", or both "1G 5%". */
-static int parse_floor(struct coredam_config *cfg, const struct key *k, const char *value,
-		       struct coredam_error *reterr)
+/*
+ * A size, a percentage of the file system's size, or both ("1G 5%"):
+ * FreeSpaceFloor=, MaxUse=, KeepFree=. A part not given is 0.
+ */
+static int parse_size_pct(const struct key *k, const char *value, uint64_t *ret_bytes, uint32_t *ret_pct,
+			  bool *ret_zero, struct coredam_error *reterr)
 {
 	char buf[128], *tok, *save = NULL;
 	uint64_t bytes = 0;
 	uint32_t pct = 0;
-	int r;
+	bool zero = false;	/* a part given as 0 */
+	int r, parts = 0;
 
 	if (strlen(value) >= sizeof(buf))
 		return coredam_error_set(reterr, -EINVAL, "%s=: value too long", k->name);
@@ -202,16 +176,97 @@ static int parse_floor(struct coredam_config *cfg, const struct key *k, const ch
 			if (r < 0 || pct > 100)
 				return coredam_error_set(reterr, -EINVAL,
 							 "%s=%s: bad percentage \"%s%%\"", k->name, value, tok);
+			zero |= pct == 0;
+			parts++;
 		} else {
 			r = parse_size(tok, 1024, &bytes);
 			if (r < 0)
 				return coredam_error_set(reterr, r,
 							 "%s=%s: expected a size, a percentage or both (1G 5%%)",
 							 k->name, value);
+			zero |= bytes == 0;
+			parts++;
 		}
 	}
-	cfg->free_floor_bytes = bytes;
-	cfg->free_floor_percent = pct;
+	*ret_bytes = bytes;
+	*ret_pct = pct;
+	if (ret_zero)
+		*ret_zero = zero || parts == 0;	/* nothing given reads as 0 */
+	return 0;
+}
+
+/* WaitingMemoryMax=: a size or a percentage (of the memory), not 0, not both; or "infinity". */
+static int parse_share(const struct key *k, const char *value, struct coredam_share *ret,
+		       struct coredam_error *reterr)
+{
+	struct coredam_share sh = { 0 };
+	bool zero;
+	int r;
+
+	if (strcmp(value, "infinity") != 0) {
+		r = parse_size_pct(k, value, &sh.bytes, &sh.percent, &zero, reterr);
+		if (r < 0)
+			return r;
+		if (zero || (sh.bytes && sh.percent))
+			return coredam_error_set(reterr, -ERANGE,
+						 "%s=%s: expected a size (e.g. 4G), a percentage (e.g. 50%%) or infinity",
+						 k->name, value);
+	}
+	*ret = sh;
+	return 0;
+}
+
+/* FreeSpaceFloor=: "1G", "5%", or both "1G 5%". */
+static int parse_floor(struct coredam_config *cfg, const struct key *k, const char *value,
+		       struct coredam_error *reterr)
+{
+	return parse_size_pct(k, value, &cfg->free_floor_bytes, &cfg->free_floor_percent, NULL, reterr);
+}
+
+/*
+ * MaxUse=: "4G", "10%", both, or "infinity". A 0 in either part is
+ * refused: written for "no cap" it would read as "keep nothing".
+ */
+static int parse_use_cap(struct coredam_config *cfg, const struct key *k, const char *value,
+			 struct coredam_error *reterr)
+{
+	uint64_t bytes;
+	uint32_t pct;
+	bool zero;
+	int r;
+
+	if (strcmp(value, "infinity") == 0) {
+		cfg->max_use_bytes = 0;
+		cfg->max_use_percent = 0;
+		return 0;
+	}
+	r = parse_size_pct(k, value, &bytes, &pct, &zero, reterr);
+	if (r < 0)
+		return r;
+	if (zero)
+		return coredam_error_set(reterr, -ERANGE, "%s=%s: 0 is not allowed; infinity means no limit",
+					 k->name, value);
+	cfg->max_use_bytes = bytes;
+	cfg->max_use_percent = pct;
+	return 0;
+}
+
+/* KeepFree=: as FreeSpaceFloor=, or "auto". */
+static int parse_keep_free(struct coredam_config *cfg, const struct key *k, const char *value,
+			   struct coredam_error *reterr)
+{
+	int r;
+
+	if (strcmp(value, "auto") == 0) {
+		cfg->keep_free_bytes = 0;
+		cfg->keep_free_percent = 0;
+		cfg->keep_free_auto = true;
+		return 0;
+	}
+	r = parse_size_pct(k, value, &cfg->keep_free_bytes, &cfg->keep_free_percent, NULL, reterr);
+	if (r < 0)
+		return r;
+	cfg->keep_free_auto = false;
 	return 0;
 }
 
@@ -359,6 +414,10 @@ static int set_value(struct coredam_config *cfg, const struct key *k, const char
 		return parse_floor(cfg, k, value, reterr);
 	case T_SHARE:
 		return parse_share(k, value, (struct coredam_share *)field, reterr);
+	case T_USE_CAP:
+		return parse_use_cap(cfg, k, value, reterr);
+	case T_KEEP_FREE:
+		return parse_keep_free(cfg, k, value, reterr);
 	case T_NICE: {
 		int32_t v;
 
@@ -470,6 +529,28 @@ uint64_t coredam_config_free_floor(const struct coredam_config *cfg, uint64_t to
 	return MAX(cfg->free_floor_bytes, pct);
 }
 
+uint64_t coredam_config_max_use(const struct coredam_config *cfg, uint64_t total)
+{
+	uint64_t cap = UINT64_MAX;
+
+	if (cfg->max_use_bytes)
+		cap = cfg->max_use_bytes;
+	if (cfg->max_use_percent)
+		cap = MIN(cap, total / 100 * cfg->max_use_percent);
+	return cap;
+}
+
+uint64_t coredam_config_keep_free(const struct coredam_config *cfg, uint64_t total)
+{
+	uint64_t floor;
+
+	if (cfg->keep_free_auto) {
+		floor = coredam_config_free_floor(cfg, total);
+		return floor > UINT64_MAX / 2 ? UINT64_MAX : 2 * floor;
+	}
+	return MAX(cfg->keep_free_bytes, total / 100 * cfg->keep_free_percent);
+}
+
 int coredam_config_key_index(const char *section, const char *name)
 {
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
@@ -537,6 +618,18 @@ static int format_value(const struct coredam_config *c, const struct key *k, cha
 			return xsnprintf(buf, size, "%" PRIu32 "%%", sh->percent);
 		return xsnprintf(buf, size, "infinity");
 	}
+	case T_USE_CAP:
+		if (!c->max_use_bytes && !c->max_use_percent)
+			return xsnprintf(buf, size, "infinity");
+		if (!c->max_use_percent)
+			return xsnprintf(buf, size, "%" PRIu64, c->max_use_bytes);
+		if (!c->max_use_bytes)
+			return xsnprintf(buf, size, "%" PRIu32 "%%", c->max_use_percent);
+		return xsnprintf(buf, size, "%" PRIu64 " %" PRIu32 "%%", c->max_use_bytes, c->max_use_percent);
+	case T_KEEP_FREE:
+		if (c->keep_free_auto)
+			return xsnprintf(buf, size, "auto");
+		return xsnprintf(buf, size, "%" PRIu64 " %" PRIu32 "%%", c->keep_free_bytes, c->keep_free_percent);
 	case T_NICE:
 		if (*(const int *)field == COREDAM_NICE_KEEP)
 			return xsnprintf(buf, size, "keep");

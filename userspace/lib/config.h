@@ -66,6 +66,17 @@ struct coredam_config {
 	/* [Space] */
 	uint64_t free_floor_bytes;
 	uint32_t free_floor_percent;
+	/*
+	 * Retention of the cores [Pipe] Directory= keeps (retention.h). Each
+	 * limit given holds: MaxUse= "4G 10%" is the smaller of the two (0 and
+	 * 0: infinity), KeepFree= "2G 5%" the larger (0 and 0: none, auto:
+	 * twice FreeSpaceFloor=).
+	 */
+	uint64_t max_use_bytes;
+	uint32_t max_use_percent;
+	uint64_t keep_free_bytes;
+	uint32_t keep_free_percent;
+	bool keep_free_auto;
 	bool mark_incomplete;
 
 	/* [Pipe]: the core_pattern helper coredam-pipe(8) for stock kernels */
@@ -146,6 +157,10 @@ uint64_t coredam_share_bytes(const struct coredam_share *share, uint64_t total);
 
 /* Absolute free-space floor for a filesystem of @total bytes: the larger of both. */
 uint64_t coredam_config_free_floor(const struct coredam_config *cfg, uint64_t total);
+/* [Space] MaxUse= for a filesystem of @total bytes: the smaller of both; UINT64_MAX for infinity. */
+uint64_t coredam_config_max_use(const struct coredam_config *cfg, uint64_t total);
+/* [Space] KeepFree= for a filesystem of @total bytes: the larger of both (auto: twice the floor); 0 none. */
+uint64_t coredam_config_keep_free(const struct coredam_config *cfg, uint64_t total);
 
 const char *coredam_mode_str(enum coredam_mode m);
 

@@ -112,6 +112,7 @@ int coredam_cores_list(int dirfd, struct coredam_kept_core **ret, size_t *ret_n,
 			damaged++;
 			continue;
 		}
+		memcpy(c.meta, de->d_name, len + 1);
 		c.present = fstatat(dirfd, c.core, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 		/* renamed NAME.incomplete by the agent after the metadata was written */
 		if (!c.present) {

@@ -18,6 +18,7 @@
 
 struct coredam_kept_core {
 	char core[NAME_MAX + 1];	/* file name in the directory */
+	char meta[NAME_MAX + 1];	/* its metadata's: "<core as stored>.json" */
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;

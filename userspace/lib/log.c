@@ -153,6 +153,7 @@ static const struct {
 	{ "pressure-source", "695943733e2343e1a4a0b1427ec651eb" },
 	{ "queue-memory", "a28eed6092944cb2a5615cfa8b3c5793" },
 	{ "ready", "fbbfb22a23bd472ba82c75a731b8661e" },
+	{ "retention", "6e9589fefd0e4f51a1dfdff04990ca26" },
 	{ "reload-failed", "8c88551ff2174d279a85e2a580307008" },
 	{ "reloaded", "207f6df8c15f403286bb0f95bb0e4707" },
 	{ "set", "9cd28f92f39b4559bb29409ddfff3dd5" },

@@ -135,6 +135,9 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 		metric_u(&w, "pipe_truncated_total", "counter",
 			 "Cores coredam-pipe cut at RLIMIT_CORE, a [Pipe] cap or the free-space floor.",
 			 m->pipe.v[COREDAM_PIPE_TRUNCATED]);
+		metric_u(&w, "pipe_removed_retention_total", "counter",
+			 "Kept cores removed, oldest first, to keep within [Space] MaxUse= and KeepFree=.",
+			 m->pipe.v[COREDAM_PIPE_REMOVED_RETENTION]);
 		metric_u(&w, "pipe_read_bytes_total", "counter", "Core bytes coredam-pipe read from the kernel.",
 			 m->pipe.v[COREDAM_PIPE_BYTES]);
 	}

@@ -17,6 +17,7 @@ void coredam_pipe_outcome_delta(const struct coredam_pipe_outcome *o, struct cor
 		ret->v[o->what[i]]++;
 	ret->v[COREDAM_PIPE_BYTES] = o->bytes;
 	ret->v[COREDAM_PIPE_BYTES_DISK] = o->disk;
+	ret->v[COREDAM_PIPE_REMOVED_RETENTION] = o->removed;
 }
 
 bool coredam_pipe_rlimit_disables(uint64_t rlimit)

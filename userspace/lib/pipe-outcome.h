@@ -29,11 +29,15 @@ enum coredam_pipe_exit {
 	COREDAM_PIPE_EXIT_REPEAT = 7,	/* a repeat of a crash whose cores were kept ([Repeats]) */
 };
 
-/* The counters (COREDAM_PIPE_*) one crash adds 1 to, and the bytes it adds. */
+/*
+ * The counters (COREDAM_PIPE_*) one crash adds 1 to, the bytes it adds,
+ * and the older cores removed after it was stored (retention.h).
+ */
 struct coredam_pipe_outcome {
 	int what[4];
 	size_t n;
 	uint64_t bytes, disk;
+	uint64_t removed;
 };
 
 /* Count @what once more for this crash (at most four counters; more are ignored). */

@@ -62,7 +62,7 @@ int coredam_pipe_dir_lock(int dirfd, int op, int *ret_fd)
 const char *const coredam_pipe_stat_names[COREDAM_PIPE_STATS_N] = {
 	"started", "admitted", "completed", "failed", "skipped_full", "skipped_timeout",
 	"skipped_killed", "skipped_rlimit", "skipped_error", "skipped_space", "skipped_repeat", "uncharged",
-	"truncated", "bytes", "bytes_disk",
+	"truncated", "removed_retention", "bytes", "bytes_disk",
 };
 
 int coredam_pipe_stats_parse(const char *text, struct coredam_pipe_stats *ret)

@@ -26,6 +26,7 @@ enum {
 	COREDAM_PIPE_UNCHARGED,		/* could not join the dump cgroup (still written) */
 	COREDAM_PIPE_TRUNCATED,		/* completed, but cut at RLIMIT_CORE, a [Pipe] cap or the
 					   free-space floor (stored as .incomplete) */
+	COREDAM_PIPE_REMOVED_RETENTION,	/* kept cores removed, oldest first, for [Space] MaxUse=, KeepFree= */
 	COREDAM_PIPE_BYTES,		/* core bytes read from the kernel */
 	COREDAM_PIPE_BYTES_DISK,	/* bytes stored (compressed size when compressing) */
 	COREDAM_PIPE_STATS_N,

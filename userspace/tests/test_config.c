@@ -260,3 +260,89 @@ TEST(socket_config_keys)
 		CHECK_ERRNO(coredam_config_load(tpath("s.conf"), NULL, &c, &e), -EINVAL);
 	}
 }
+
+/* [Space] MaxUse=, KeepFree=: their spellings, what is refused, and KeepFree= at or above the floor. */
+TEST(config_retention_keys)
+{
+	struct coredam_config c;
+	struct coredam_error e;
+	char buf[65536];
+
+	coredam_config_init(&c);
+	CHECK_EQ_INT(c.max_use_bytes, 4ULL << 30);
+	CHECK_EQ_INT(c.max_use_percent, 10);
+	CHECK(c.keep_free_auto);
+	CHECK_OK(set1(&c, "Space", "MaxUse", "500M", &e));
+	CHECK_EQ_INT(c.max_use_bytes, 500ULL << 20);
+	CHECK_EQ_INT(c.max_use_percent, 0);
+	CHECK_OK(set1(&c, "Space", "MaxUse", "20%", &e));
+	CHECK_EQ_INT(c.max_use_bytes, 0);
+	CHECK_EQ_INT(c.max_use_percent, 20);
+	/* 0 would keep nothing: refused, infinity is no cap */
+	CHECK_ERRNO(set1(&c, "Space", "MaxUse", "0", &e), -ERANGE);
+	CHECK(strstr(e.msg, "MaxUse=0: 0 is not allowed; infinity means no limit") != NULL);
+	CHECK_ERRNO(set1(&c, "Space", "MaxUse", "0%", &e), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Space", "MaxUse", "4G 0%", &e), -ERANGE);
+	CHECK_ERRNO(set1(&c, "Space", "MaxUse", "", &e), 0);	/* back to the default */
+	CHECK_EQ_INT(c.max_use_bytes, 4ULL << 30);
+	CHECK_ERRNO(set1(&c, "Space", "MaxUse", "lots", &e), -EINVAL);
+	CHECK_ERRNO(set1(&c, "Space", "MaxUse", "101%", &e), -EINVAL);
+	CHECK_OK(set1(&c, "Space", "KeepFree", "3G 15%", &e));
+	CHECK(!c.keep_free_auto);
+	CHECK_EQ_INT(c.keep_free_bytes, 3ULL << 30);
+	CHECK_EQ_INT(c.keep_free_percent, 15);
+	CHECK_EQ_INT(coredam_config_keep_free(&c, 10ULL << 30), 3ULL << 30);
+	CHECK_OK(set1(&c, "Space", "KeepFree", "auto", &e));
+	CHECK(c.keep_free_auto);
+	CHECK_EQ_INT(coredam_config_keep_free(&c, 10ULL << 30), 2ULL << 30);
+
+	/* --dump-config writes what reads back the same */
+	CHECK_OK(set1(&c, "Space", "MaxUse", "2G 5%", &e));
+	CHECK_OK(set1(&c, "Space", "KeepFree", "1G 1%", &e));
+	CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "MaxUse=2147483648 5%\n") != NULL);
+	CHECK(strstr(buf, "KeepFree=1073741824 1%\n") != NULL);
+	CHECK_OK(set1(&c, "Space", "MaxUse", "infinity", &e));
+	CHECK(coredam_config_format(&c, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "MaxUse=infinity\n") != NULL);
+
+	/* KeepFree= below the floor would vacuum only once dumps are skipped: refused, with the line */
+	mkfile("r/coredam.conf", "[Space]\nFreeSpaceFloor=1G 5%\nKeepFree=2G\n");
+	CHECK_ERRNO(coredam_config_load(tpath("r/coredam.conf"), DIRS(tpath("r/none.d")), &c, &e), -EINVAL);
+	CHECK(strstr(e.msg, "KeepFree= is below FreeSpaceFloor=") != NULL);
+	CHECK_EQ_INT(e.line, 3);
+	mkfile("r/coredam.conf", "[Space]\nFreeSpaceFloor=1G\nKeepFree=512M\n");
+	CHECK_ERRNO(coredam_config_load(tpath("r/coredam.conf"), DIRS(tpath("r/none.d")), &c, &e), -EINVAL);
+	/* at the floor, above it, 0 (MaxUse= only) and auto are fine */
+	mkfile("r/coredam.conf", "[Space]\nFreeSpaceFloor=1G 5%\nKeepFree=1G 5%\n");
+	CHECK_OK(coredam_config_load(tpath("r/coredam.conf"), DIRS(tpath("r/none.d")), &c, &e));
+	mkfile("r/coredam.conf", "[Space]\nFreeSpaceFloor=1G\nKeepFree=0\n");
+	CHECK_OK(coredam_config_load(tpath("r/coredam.conf"), DIRS(tpath("r/none.d")), &c, &e));
+	CHECK_EQ_INT(coredam_config_keep_free(&c, 10ULL << 30), 0);
+	mkfile("r/coredam.conf", "[Space]\nFreeSpaceFloor=3G\n");
+	CHECK_OK(coredam_config_load(tpath("r/coredam.conf"), DIRS(tpath("r/none.d")), &c, &e));
+	CHECK_EQ_INT(coredam_config_keep_free(&c, 10ULL << 30), 6ULL << 30);
+}
+
+TEST(config_waiting_memory_max)
+{
+	struct coredam_config c;
+	struct coredam_error e = {};
+
+	coredam_config_init(&c);
+	CHECK(c.waiting_memory.percent == 50 && c.waiting_memory.bytes == 0);
+	CHECK_OK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "4G", &e));
+	CHECK(c.waiting_memory.bytes == 4ULL << 30 && c.waiting_memory.percent == 0);
+	CHECK(coredam_share_bytes(&c.waiting_memory, 100ULL << 30) == 4ULL << 30);
+	CHECK_OK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "25%", &e));
+	CHECK(coredam_share_bytes(&c.waiting_memory, 100ULL << 30) == 25ULL << 30);
+	CHECK_OK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "infinity", &e));
+	CHECK(coredam_share_bytes(&c.waiting_memory, 8ULL << 30) == 0);
+	/* 0 would read as "no waiter at all"; both parts, as which? */
+	CHECK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "0", &e) < 0);
+	CHECK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "0%", &e) < 0);
+	CHECK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "4G 50%", &e) < 0);
+	CHECK(strstr(e.msg, "expected a size (e.g. 4G), a percentage (e.g. 50%) or infinity") != NULL);
+	CHECK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "101%", &e) < 0);
+	CHECK(coredam_config_set(&c, "Limits", "WaitingMemoryMax", "lots", &e) < 0);
+}

@@ -96,6 +96,7 @@ TEST(metrics_pipe_helper_counters)
 	m.pipe.v[COREDAM_PIPE_SKIPPED_REPEAT] = 1187;
 	m.pipe.v[COREDAM_PIPE_TRUNCATED] = 5;
 	m.pipe.v[COREDAM_PIPE_BYTES] = 6;
+	m.pipe.v[COREDAM_PIPE_REMOVED_RETENTION] = 7;
 	CHECK(coredam_metrics_format(&m, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "# TYPE coredam_pipe_skipped_total counter\n"
 			  "coredam_pipe_skipped_total{reason=\"rlimit\"} 1\n"
@@ -104,4 +105,5 @@ TEST(metrics_pipe_helper_counters)
 			  "coredam_pipe_skipped_total{reason=\"repeat\"} 1187\n"));
 	CHECK(strstr(buf, "# TYPE coredam_pipe_truncated_total counter\ncoredam_pipe_truncated_total 5\n"));
 	CHECK(strstr(buf, "coredam_pipe_read_bytes_total 6\n"));
+	CHECK(strstr(buf, "# TYPE coredam_pipe_removed_retention_total counter\ncoredam_pipe_removed_retention_total 7\n"));
 }

@@ -34,6 +34,10 @@ TEST(pipe_outcome_stored)
 	CHECK_EQ_INT(counted(&o, COREDAM_PIPE_FAILED), 1);
 	CHECK_EQ_INT(counted(&o, COREDAM_PIPE_COMPLETED), 0);
 	CHECK_EQ_INT(counted(&o, COREDAM_PIPE_BYTES_DISK), 4096);
+	CHECK_EQ_INT(counted(&o, COREDAM_PIPE_REMOVED_RETENTION), 0);
+	/* the older cores removed after it was stored */
+	o.removed = 3;
+	CHECK_EQ_INT(counted(&o, COREDAM_PIPE_REMOVED_RETENTION), 3);
 
 	/* whole, as long as its headers say, or with no headers to tell */
 	o = (struct coredam_pipe_outcome){ 0 };

@@ -35,6 +35,7 @@ TEST(pipe_stats_and_budget)
 	d.v[COREDAM_PIPE_UNCHARGED] = 1;
 	d.v[COREDAM_PIPE_TRUNCATED] = 1;
 	d.v[COREDAM_PIPE_BYTES_DISK] = 1000;
+	d.v[COREDAM_PIPE_REMOVED_RETENTION] = 3;
 	CHECK_OK(coredam_pipe_stats_add(state, &d));
 	CHECK_OK(coredam_pipe_stats_add(state, &d));
 	CHECK_OK(coredam_pipe_stats_read(state, &s));
@@ -42,6 +43,7 @@ TEST(pipe_stats_and_budget)
 	CHECK(coredam_pipe_stats_format(&s, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "skipped_timeout 2\n") != NULL);
 	CHECK(strstr(buf, "uncharged 2\n") != NULL);
+	CHECK(strstr(buf, "removed_retention 6\n") != NULL);
 
 	/* under the kernel's names: rlimit skips are not dumps the kernel would start */
 	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0);
