@@ -120,20 +120,13 @@ static json_t *core_json(const struct ctl *c, const struct coredam_kept_core *k)
 
 int cmd_list(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {} };
 	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
 	bool json = false;
-	int o, r;
+	int r;
 
-	optind = 0;
-	while ((o = getopt_long(argc, argv, "+jh", opts, NULL)) >= 0) {
-		if (o == 'j')
-			json = true;
-		else
-			return ctl_option_exit("list", o);
-	}
-	if (optind < argc)
-		return ctl_unexpected_arg("list", argv[optind]);
+	r = ctl_flag_only("list", "json", 'j', argc, argv, &json);
+	if (r >= 0)
+		return r;
 	r = kept_read(c, &k);
 	if (r >= 0)
 		return r;
@@ -353,8 +346,6 @@ static const char *limit_str(uint64_t v, uint64_t none, const char *none_str, ch
 
 int cmd_vacuum(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = { { "dry-run", no_argument, NULL, 'n' },
-					      { "help", no_argument, NULL, 'h' }, {} };
 	const char *dir = c->cfg.pipe_directory;
 	struct vacuumed x = {};
 	struct coredam_retention_result res;
@@ -364,17 +355,11 @@ int cmd_vacuum(struct ctl *c, int argc, char **argv)
 	struct stat st;
 	bool dry_run = false;
 	char b1[16], b2[16], b3[16], b4[16], b5[16];
-	int o, r;
+	int r;
 
-	optind = 0;
-	while ((o = getopt_long(argc, argv, "+nh", opts, NULL)) >= 0) {
-		if (o == 'n')
-			dry_run = true;
-		else
-			return ctl_option_exit("vacuum", o);
-	}
-	if (optind < argc)
-		return ctl_unexpected_arg("vacuum", argv[optind]);
+	r = ctl_flag_only("vacuum", "dry-run", 'n', argc, argv, &dry_run);
+	if (r >= 0)
+		return r;
 	/* it removes files: never by a configuration the agent and the helper would refuse */
 	if (!c->cfg_ok) {
 		log_error("the configuration is refused, nothing removed: %s", c->cfg_error);

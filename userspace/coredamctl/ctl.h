@@ -72,6 +72,12 @@ int ctl_option_exit(const char *cmd, int opt);
 int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Say that @arg is one argument too many for the command @cmd; CTL_EXIT_USAGE. */
 int ctl_unexpected_arg(const char *cmd, const char *arg);
+/*
+ * The options of a command that takes no argument: -h/--help, and the one
+ * flag --@flag_long/-@flag_short (NULL: none) setting *@ret. -1 to go on,
+ * else the exit code (the help, a usage error, an argument too many).
+ */
+int ctl_flag_only(const char *cmd, const char *flag_long, int flag_short, int argc, char **argv, bool *ret);
 /* Fill @s; on failure say so on stderr and release @s. */
 int ctl_collect(struct ctl *c, struct ctl_status *s, int rate_ms);
 void ctl_status_free(struct ctl_status *s);

@@ -143,6 +143,29 @@ int ctl_option_exit(const char *cmd, int opt)
 	return CTL_EXIT_USAGE;
 }
 
+int ctl_flag_only(const char *cmd, const char *flag_long, int flag_short, int argc, char **argv, bool *ret)
+{
+	struct option opts[3] = { { "help", no_argument, NULL, 'h' } };
+	char shorts[4] = "+h";
+	int o;
+
+	if (flag_long) {
+		opts[1] = (struct option){ flag_long, no_argument, NULL, flag_short };
+		shorts[2] = (char)flag_short;
+	}
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, shorts, opts, NULL)) >= 0) {
+		if (flag_long && o == flag_short)
+			*ret = true;
+		else
+			return ctl_option_exit(cmd, o);
+	}
+	if (optind < argc)
+		return ctl_unexpected_arg(cmd, argv[optind]);
+	return -1;
+}
+
 int ctl_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

@@ -4,7 +4,6 @@
  * when it is in force, or why it kept the running one. Synchronous, so
  * that ExecReload= (and so systemctl reload) fails when the agent refuses.
  */
-#include <getopt.h>
 
 #include "control.h"
 #include "ctl.h"
@@ -13,16 +12,13 @@
 
 int cmd_reload(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, {} };
 	char resp[COREDAM_CTL_RESP_MAX], why[1024];
 	enum coredam_ctl_reach reach;
-	int o;
+	int r;
 
-	optind = 0;
-	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
-		return ctl_option_exit("reload", o);
-	if (optind < argc)
-		return ctl_unexpected_arg("reload", argv[optind]);
+	r = ctl_flag_only("reload", NULL, 0, argc, argv, NULL);
+	if (r >= 0)
+		return r;
 	reach = ctl_ask(c, "RELOAD", resp, sizeof(resp), why, sizeof(why));
 	if (reach != COREDAM_CTL_REACHED) {
 		log_error("%s", why);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* coredamctl status [--json] */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -425,21 +424,14 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 
 int cmd_status(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, {} };
 	struct ctl_status s;
 	bool json = false;
-	int o, r = 0;
+	int r;
 
-	optind = 0;
-	while ((o = getopt_long(argc, argv, "+jh", opts, NULL)) >= 0) {
-		if (o == 'j') {
-			json = true;
-		} else {
-			return ctl_option_exit("status", o);
-		}
-	}
-	if (optind < argc)
-		return ctl_unexpected_arg("status", argv[optind]);
+	r = ctl_flag_only("status", "json", 'j', argc, argv, &json);
+	if (r >= 0)
+		return r;
+	r = 0;
 	if (ctl_collect(c, &s, 300) < 0)
 		return CTL_EXIT_FAIL;
 	if (json)
