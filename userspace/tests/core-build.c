@@ -2,9 +2,12 @@
 /* ELF cores built byte by byte for the tests; see core-build.h. */
 #include <elf.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core-build.h"
 #include "macro.h"
+#include "test.h"
 
 void core_put(unsigned char *p, size_t n, uint64_t v, bool msb)
 {
@@ -68,4 +71,15 @@ size_t core_note(unsigned char *buf, size_t pos, bool msb, const char *name, uin
 	pos += 12 + ((namesz + 3) & ~(size_t)3);
 	memcpy(buf + pos, desc, descsz);
 	return pos + ((descsz + 3) & ~(size_t)3);
+}
+
+int core_stream(const unsigned char *buf, size_t len)
+{
+	int sv[2];
+
+	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	if (len)
+		CHECK_EQ_INT(send(sv[1], buf, len, 0), (long long)len);
+	close(sv[1]);
+	return sv[0];
 }

@@ -21,4 +21,7 @@ uint64_t core_make(unsigned char *buf, size_t size, bool is64, bool msb, unsigne
 size_t core_note(unsigned char *buf, size_t pos, bool msb, const char *name, uint32_t type,
 		 const unsigned char *desc, size_t descsz);
 
+/* A socket whose other end sent @len bytes of @buf and shut down: a core as a stream. */
+int core_stream(const unsigned char *buf, size_t len);
+
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "core-build.h"
 #include "core-journal.h"
 #include "core-store.h"
 #include "log.h"
@@ -31,23 +32,6 @@
 /* a comm with a newline, valid UTF-8 beyond ASCII (é) and a byte that is not UTF-8 */
 #define COMM "evil\ncomm\xc3\xa9\xff"
 #define EXE "/opt/bad\nname\xff"
-
-static void put(unsigned char *p, size_t n, uint64_t v)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static size_t note(unsigned char *buf, size_t pos, uint32_t type, const unsigned char *desc, size_t descsz)
-{
-	put(buf + pos, 4, 5);
-	put(buf + pos + 4, 4, descsz);
-	put(buf + pos + 8, 4, type);
-	memcpy(buf + pos + 12, "CORE", 5);
-	pos += 12 + 8;
-	memcpy(buf + pos, desc, descsz);
-	return pos + ((descsz + 3) & ~(size_t)3);
-}
 
 /*
  * A 64-bit x86-64 core: a note segment (NT_PRSTATUS, NT_AUXV with
@@ -66,46 +50,35 @@ static void make_core(unsigned char *buf)
 	buf[EI_CLASS] = ELFCLASS64;
 	buf[EI_DATA] = ELFDATA2LSB;
 	buf[EI_VERSION] = EV_CURRENT;
-	put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_CORE);
-	put(buf + offsetof(Elf64_Ehdr, e_machine), 2, EM_X86_64);
-	put(buf + offsetof(Elf64_Ehdr, e_phoff), 8, 64);
-	put(buf + offsetof(Elf64_Ehdr, e_ehsize), 2, 64);
-	put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, 56);
-	put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, 2);
-	put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_NOTE);
-	put(buf + 64 + offsetof(Elf64_Phdr, p_offset), 8, pos);
+	core_put(buf + offsetof(Elf64_Ehdr, e_type), 2, ET_CORE, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_machine), 2, EM_X86_64, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phoff), 8, 64, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_ehsize), 2, 64, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phentsize), 2, 56, false);
+	core_put(buf + offsetof(Elf64_Ehdr, e_phnum), 2, 2, false);
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_type), 4, PT_NOTE, false);
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_offset), 8, pos, false);
 
-	put(desc + 112 + 16 * 8, 8, 0x400040);	/* the pc, in the executable */
-	pos = note(buf, pos, NT_PRSTATUS, desc, 336);
+	core_put(desc + 112 + 16 * 8, 8, 0x400040, false);	/* the pc, in the executable */
+	pos = core_note(buf, pos, false, "CORE", NT_PRSTATUS, desc, 336);
 	memset(desc, 0, sizeof(desc));
-	put(desc, 8, AT_ENTRY);
-	put(desc + 8, 8, 0x401000);
-	pos = note(buf, pos, NT_AUXV, desc, 32);
+	core_put(desc, 8, AT_ENTRY, false);
+	core_put(desc + 8, 8, 0x401000, false);
+	pos = core_note(buf, pos, false, "CORE", NT_AUXV, desc, 32);
 	memset(desc, 0, sizeof(desc));
-	put(desc, 8, 1);
-	put(desc + 8, 8, 4096);
-	put(desc + 16, 8, 0x400000);
-	put(desc + 24, 8, 0x410000);
+	core_put(desc, 8, 1, false);
+	core_put(desc + 8, 8, 4096, false);
+	core_put(desc + 16, 8, 0x400000, false);
+	core_put(desc + 24, 8, 0x410000, false);
 	memcpy(desc + 40, names, sizeof(names));
-	pos = note(buf, pos, NT_FILE, desc, 40 + sizeof(names));
-	put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, pos - (64 + 2 * 56));
+	pos = core_note(buf, pos, false, "CORE", NT_FILE, desc, 40 + sizeof(names));
+	core_put(buf + 64 + offsetof(Elf64_Phdr, p_filesz), 8, pos - (64 + 2 * 56), false);
 
-	put(buf + 120 + offsetof(Elf64_Phdr, p_type), 4, PT_LOAD);
-	put(buf + 120 + offsetof(Elf64_Phdr, p_offset), 8, 4096);
-	put(buf + 120 + offsetof(Elf64_Phdr, p_filesz), 8, 8192);
-	put(buf + 120 + offsetof(Elf64_Phdr, p_memsz), 8, 8192);
+	core_put(buf + 120 + offsetof(Elf64_Phdr, p_type), 4, PT_LOAD, false);
+	core_put(buf + 120 + offsetof(Elf64_Phdr, p_offset), 8, 4096, false);
+	core_put(buf + 120 + offsetof(Elf64_Phdr, p_filesz), 8, 8192, false);
+	core_put(buf + 120 + offsetof(Elf64_Phdr, p_memsz), 8, 8192, false);
 	memset(buf + 4096, 0xcd, 8192);
-}
-
-/* A socket whose other end sent @len bytes of @buf and shut down. */
-static int stream(const unsigned char *buf, size_t len)
-{
-	int sv[2];
-
-	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	CHECK_EQ_INT(send(sv[1], buf, len, 0), (long long)len);
-	close(sv[1]);
-	return sv[0];
 }
 
 /* A field of a record as journald reads it. */
@@ -219,10 +192,23 @@ static bool plain_is_printable(const struct field *f, int n)
 	return true;
 }
 
+/* A datagram socket where journald's would be, the logger pointed at it: its fd. */
+static int journal_listen(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tpath("journal.sock"));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	log_journal_socket = tkeep("journal.sock");
+	log_close();
+	return fd;
+}
+
 TEST(core_journal_record_of_a_stored_core)
 {
 	static unsigned char core[CORE_SIZE], buf[65536];
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct coredam_pipe_args a = {
 		.pid = 4242, .uid = 1000, .gid = 1001, .signal = SIGSEGV, .time = 1700000000,
 		.rlimit = 1 << 20, .have_rlimit = true, .dumpable = 1,
@@ -246,17 +232,13 @@ TEST(core_journal_record_of_a_stored_core)
 	snprintf(a.dir, sizeof(a.dir), "%s", tpath("cores"));
 	snprintf(a.comm, sizeof(a.comm), "%s", COMM);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tpath("journal.sock"));
-	jfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	CHECK(jfd >= 0 && bind(jfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	log_journal_socket = tkeep("journal.sock");
-	log_close();
+	jfd = journal_listen();
 	log_setup("coredam-pipe", LOG_TARGET_STDERR);
 
 	/* a whole core: every field coredumpctl lists, shows and dumps by */
 	m = (struct coredam_core_meta){ .pid = a.pid, .comm = a.comm, .rlimit = a.rlimit, .compression = "none",
 					.dumpable = 1, .waited_ms = 7 };
-	in = stream(core, sizeof(core));
+	in = core_stream(core, sizeof(core));
 	CHECK_OK(coredam_core_store(in, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e));
 	close(in);
 	CHECK_OK(coredam_core_journal_stored(&cfg, &a, &m, &st, &rep));
@@ -307,7 +289,7 @@ TEST(core_journal_record_of_a_stored_core)
 	a.time++;
 	a.have_rlimit = false;
 	m.rlimit = UINT64_MAX;
-	in = stream(core, 6000);
+	in = core_stream(core, 6000);
 	CHECK_OK(coredam_core_store(in, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e));
 	close(in);
 	CHECK_OK(coredam_core_journal_stored(&cfg, &a, &m, &st, NULL));
@@ -331,7 +313,7 @@ TEST(core_journal_record_of_a_stored_core)
 	a.time++;
 	cfg.pipe_compress = true;
 	m.compression = "zstd";
-	in = stream(core, sizeof(core));
+	in = core_stream(core, sizeof(core));
 	CHECK_OK(coredam_core_store(in, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e));
 	close(in);
 	CHECK_OK(coredam_core_journal_stored(&cfg, &a, &m, &st, NULL));
@@ -362,7 +344,6 @@ TEST(core_journal_record_of_a_stored_core)
 TEST(core_journal_record_of_a_skipped_repeat)
 {
 	static unsigned char core[CORE_SIZE], buf[65536];
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct coredam_pipe_args a = {
 		.pid = 77, .uid = 0, .gid = 0, .signal = SIGABRT, .time = 1700000000, .rlimit = UINT64_MAX,
 		.dumpable = -1,
@@ -385,11 +366,7 @@ TEST(core_journal_record_of_a_skipped_repeat)
 	CHECK_OK(coredam_elf_core_site(core, sizeof(core), &site));
 	coredam_repeat_key(&site, a.signal, a.comm, &key);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tpath("journal.sock"));
-	jfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	CHECK(jfd >= 0 && bind(jfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	log_journal_socket = tkeep("journal.sock");
-	log_close();
+	jfd = journal_listen();
 	log_setup("coredam-pipe", LOG_TARGET_STDERR);
 
 	CHECK_OK(coredam_core_journal_repeat(&cfg, &a, &m, &site, &key, &e));

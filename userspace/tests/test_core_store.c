@@ -19,18 +19,6 @@
 #include "test.h"
 #include "macro.h"
 
-/* A socket whose other end sent @len bytes of @buf and shut down. */
-static int stream(const unsigned char *buf, size_t len)
-{
-	int sv[2];
-
-	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	if (len)
-		CHECK_EQ_INT(send(sv[1], buf, len, 0), (long long)len);
-	close(sv[1]);
-	return sv[0];
-}
-
 static struct coredam_pipe_args args(int dumpable)
 {
 	struct coredam_pipe_args a = {
@@ -73,7 +61,7 @@ TEST(core_store_whole_cut_empty)
 	/* whole: under its name, root's and 0640, its metadata beside it, completed */
 	a = args(1);
 	m = (struct coredam_core_meta){ .pid = 42, .comm = "crasher", .rlimit = UINT64_MAX, .compression = "none" };
-	fd = stream(core, size);
+	fd = core_stream(core, size);
 	CHECK_OK(coredam_core_store(fd, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e));
 	close(fd);
 	CHECK_STREQ(st.final, "core.crasher.42.1700000000");
@@ -87,7 +75,7 @@ TEST(core_store_whole_cut_empty)
 	/* cut short by the kernel: kept, never under a whole-looking name, failed; 0400 for a root dump */
 	a = args(2);
 	a.time++;
-	fd = stream(core, size - 5000);
+	fd = core_stream(core, size - 5000);
 	CHECK_OK(coredam_core_store(fd, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e));
 	close(fd);
 	CHECK_STREQ(st.final, "core.crasher.42.1700000001.incomplete");
@@ -99,7 +87,7 @@ TEST(core_store_whole_cut_empty)
 
 	/* nothing sent: nothing kept, no temporary file left */
 	a.time++;
-	fd = stream(core, 0);
+	fd = core_stream(core, 0);
 	CHECK_ERRNO(coredam_core_store(fd, NULL, 0, &cfg, &a, dirfd, 0, &m, &st, &e), -ENODATA);
 	close(fd);
 	CHECK_EQ_INT(mode_of("cores/core.crasher.42.1700000002"), (mode_t)-1);
