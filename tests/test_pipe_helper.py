@@ -9,7 +9,7 @@ import json
 import re
 
 from harness.parsers import meta_records, name_values
-from harness.stats import most_at_once
+from harness.stats import check_one_users_storm, most_at_once
 from harness.setups import ALL_CORES, PIPE, TEST_CONF
 
 MB = 8
@@ -624,19 +624,7 @@ def test_one_users_storm_does_not_hold_back_another(boot):
     older waiters, as the kernel series shares them."""
     res = boot(FAIR, kernel="stock", files={"coredam.conf": FAIR_CONF}, timeout=600)
     assert res.rc == 0, res.output
-    ms = meta(res)
-    root = int(res.text("root.pid"))
-    by_admission = sorted(ms, key=lambda m: m["admitted_usec"])
-    assert [m["uid"] for m in by_admission] == [1000, 0, 1000, 1000], by_admission
-    assert by_admission[1]["pid"] == root, by_admission
-    # the storm's own order is kept
-    storm = [m for m in by_admission if m["uid"] == 1000]
-    assert [m["ticket"] for m in storm] == sorted(m["ticket"] for m in storm), storm
-    cores = res.json_lines("cores.json")
-    assert len(cores) == 4 and all(c["valid"] and c["complete"] for c in cores), cores
-    st = stats(res)
-    # two turned away at the door, one pushed out by root's
-    assert st["started"] == 7 and st["completed"] == 4 and st["skipped_full"] == 3, st
+    check_one_users_storm(meta(res), int(res.text("root.pid")), res.json_lines("cores.json"), stats(res))
     dmesg = res.text("dmesg.txt")
     assert dmesg.count("dropped: queue full") == 2, dmesg[-3000:]
     assert dmesg.count("a dump of another user took this one's") == 1, dmesg[-3000:]

@@ -11,7 +11,7 @@ import os
 import re
 
 from harness.parsers import meta_records, name_values
-from harness.stats import most_at_once
+from harness.stats import check_one_users_storm, most_at_once
 from harness.setups import ALL_CORES, TEST_CONF
 
 # the stock 7.3 kernel `make kernel` builds (make kernel-7.3); COREDAM_KERNEL_73 names another bzImage
@@ -303,17 +303,6 @@ def test_socket_one_users_storm_does_not_hold_back_another(boot):
     user's newest waiter and gets the next slot, ahead of the storm's
     older waiters, as the pipe helper and the kernel series share them."""
     res = boot73(boot, FAIR.replace("{mb}", str(MB)), FAIR_CONF)
-    ms = meta(res)
-    root = int(res.text("root.pid"))
-    by_admission = sorted(ms, key=lambda m: m["admitted_usec"])
-    assert [m["uid"] for m in by_admission] == [1000, 0, 1000, 1000], by_admission
-    assert by_admission[1]["pid"] == root, by_admission
-    # the storm's own order is kept
-    storm = [m for m in by_admission if m["uid"] == 1000]
-    assert [m["ticket"] for m in storm] == sorted(m["ticket"] for m in storm), storm
-    cores = res.json_lines("cores.json")
-    assert len(cores) == 4 and all(c["valid"] and c["complete"] for c in cores), cores
-    st = name_values(res.text("stats.txt"))
-    # two turned away at the door, one pushed out by root's
-    assert st["started"] == 7 and st["completed"] == 4 and st["skipped_full"] == 3, st
+    check_one_users_storm(meta(res), int(res.text("root.pid")), res.json_lines("cores.json"),
+                          name_values(res.text("stats.txt")))
     assert res.text("agent.log").count("reason=full") == 3, res.text("agent.log")

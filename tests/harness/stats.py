@@ -56,3 +56,20 @@ def most_at_once(ms):
         cur += d
         top = max(top, cur)
     return top
+
+
+def check_one_users_storm(ms, root_pid, cores, st):
+    """Assert what a queue fair across users does with the storm of the
+    fairness tests (one slot, three waiting places; six crashes of uid
+    1000, then one of root's): root's dump pushed out uid 1000's newest
+    waiter and was admitted second, uid 1000's dumps kept their order, the
+    four cores stored are whole, and the counters say two were turned
+    away at the door and one pushed out. ms: the cores' meta records;
+    cores: corecheck's; st: the pipe helper's counters."""
+    by_admission = sorted(ms, key=lambda m: m["admitted_usec"])
+    assert [m["uid"] for m in by_admission] == [1000, 0, 1000, 1000], by_admission
+    assert by_admission[1]["pid"] == root_pid, by_admission
+    storm = [m for m in by_admission if m["uid"] == 1000]
+    assert [m["ticket"] for m in storm] == sorted(m["ticket"] for m in storm), storm
+    assert len(cores) == 4 and all(c["valid"] and c["complete"] for c in cores), cores
+    assert st["started"] == 7 and st["completed"] == 4 and st["skipped_full"] == 3, st

@@ -176,3 +176,22 @@ def test_most_dumps_at_once_from_meta_records():
     assert stats.most_at_once(ms[:3]) == 2 and stats.most_at_once([]) == 0
     with pytest.raises(ValueError):
         parsers.meta_records("not json\n")
+
+
+def test_one_users_storm_check_says_no_to_a_first_come_queue():
+    def m(pid, uid, ticket, admitted):
+        return {"pid": pid, "uid": uid, "ticket": ticket, "admitted_usec": admitted}
+    cores = [{"valid": True, "complete": True}] * 4
+    st = {"started": 7, "completed": 4, "skipped_full": 3}
+    fair = [m(10, 1000, 1, 100), m(99, 0, 7, 200), m(11, 1000, 2, 300), m(12, 1000, 3, 400)]
+    stats.check_one_users_storm(fair, 99, cores, st)
+    # root's crash behind the storm, as first come, first served has it
+    fifo = [m(10, 1000, 1, 100), m(11, 1000, 2, 200), m(12, 1000, 3, 300), m(99, 0, 7, 400)]
+    with pytest.raises(AssertionError):
+        stats.check_one_users_storm(fifo, 99, cores, st)
+    # the storm out of its own order
+    swapped = [m(10, 1000, 1, 100), m(99, 0, 7, 200), m(12, 1000, 3, 300), m(11, 1000, 2, 400)]
+    with pytest.raises(AssertionError):
+        stats.check_one_users_storm(swapped, 99, cores, st)
+    with pytest.raises(AssertionError):
+        stats.check_one_users_storm(fair, 99, cores[:3], st)
