@@ -25,7 +25,7 @@ short, so that it fits the test budget.
 import json
 
 from harness import elfcore
-from harness.apache import OPCACHE_MB, WARM_MB, WORKERS, crash_rows, crashed_pids, other_deaths, wrk_errors
+from harness.apache import JOB_HEAD, OPCACHE_MB, WARM_MB, WORKERS, crash_rows, crashed_pids, other_deaths, wrk_errors
 from harness.kernels import ROOTFS
 from harness.parsers import name_values
 from harness.qemu import boot as qemu_boot
@@ -51,13 +51,7 @@ SetCorePattern=yes
 Directory=/scratch/cores
 """
 
-JOB = r"""
-. /lib/coredam/lib.sh
-. /lib/coredam/systemd.sh
-. /lib/coredam/apache.sh
-mkdir -p /scratch/cores
-chmod 755 /scratch/cores
-conf < $JOB/coredam.conf
+JOB = JOB_HEAD + r"""conf < $JOB/coredam.conf
 systemctl restart coredamd
 cat /proc/sys/kernel/core_pattern > $RESULTS/core_pattern
 apache_start {workers} {opcache_mb}

@@ -233,13 +233,17 @@ SETUPS = [
 # then wrk again while crash-client.php sends the crash requests, from a
 # second after wrk starts; until every crash connection has ended, every
 # dump is over and Apache is back to its workers; the setup's counters
-JOB = r"""
+# every Apache job's start (test_apache.py's too): the guest's shell
+# functions, and the cores' directory on the scratch disk
+JOB_HEAD = r"""
 . /lib/coredam/lib.sh
 . /lib/coredam/systemd.sh
 . /lib/coredam/apache.sh
 mkdir -p /scratch/cores
 chmod 755 /scratch/cores
-{setup}
+"""
+
+JOB = JOB_HEAD + r"""{setup}
 cat /proc/sys/kernel/core_pattern > $RESULTS/core_pattern
 cat /proc/sys/kernel/core_pipe_limit > $RESULTS/core_pipe_limit
 apache_start {workers} {opcache_mb}
