@@ -269,15 +269,14 @@ int coredam_sock_peer_site(const char *proc_root, const struct coredam_sock_peer
 	_cleanup_free_ char *maps = NULL;
 	char path[PATH_MAX];
 	struct dirent *de;
-	ssize_t n;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	if ((size_t)snprintf(path, sizeof(path), "%s/%d/exe", proc_root, (int)p->pid) >= sizeof(path))
+	r = coredam_sock_peer_proc(proc_root, p, "exe", s.exe, sizeof(s.exe));
+	if (r == -ESRCH || r == -ENAMETOOLONG)
+		return r;	/* another error (no exe left): the signature goes on without it */
+	if ((size_t)snprintf(path, sizeof(path), "%s/%d/task", proc_root, (int)p->pid) >= sizeof(path))
 		return -ENAMETOOLONG;
-	n = readlink(path, s.exe, sizeof(s.exe) - 1);
-	s.exe[n > 0 ? n : 0] = '\0';
-	snprintf(path, sizeof(path), "%s/%d/task", proc_root, (int)p->pid);
 	d = opendir(path);
 	if (!d)
 		return -errno;
