@@ -217,6 +217,7 @@ int cmd_info(struct ctl *c, int argc, char **argv)
 	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
 	const struct coredam_kept_core *x = NULL;
 	char t[32], s[16], sz[16], dsz[16], e[COREDAM_ESCAPE_SIZE(64)], site[COREDAM_ESCAPE_SIZE(COREDAM_REPEAT_LABEL_MAX)];
+	char name[COREDAM_ESCAPE_SIZE(sizeof(((struct coredam_kept_core *)NULL)->core))];
 	int o, r;
 
 	optind = 0;
@@ -226,7 +227,7 @@ int cmd_info(struct ctl *c, int argc, char **argv)
 	if (r >= 0)
 		return r;
 	crash_site(k.dirfd, x, site, sizeof(site));
-	printf("      Core: %s/%s\n", c->cfg.pipe_directory, x->core);
+	printf("      Core: %s/%s\n", c->cfg.pipe_directory, coredam_escape(x->core, 0, name, sizeof(name)));
 	printf("       PID: %d\n", (int)x->pid);
 	printf("       UID: %u\n", (unsigned)x->uid);
 	printf("       GID: %u\n", (unsigned)x->gid);
@@ -268,6 +269,7 @@ int cmd_dump(struct ctl *c, int argc, char **argv)
 	const struct coredam_kept_core *x = NULL;
 	_cleanup_close_ int in = -1, out = -1;
 	const char *output = NULL;
+	char name[COREDAM_ESCAPE_SIZE(sizeof(((struct coredam_kept_core *)NULL)->core))];
 	uint64_t bytes;
 	int o, r;
 
@@ -283,9 +285,11 @@ int cmd_dump(struct ctl *c, int argc, char **argv)
 	r = find(c, "dump", argc, argv, &k, &x);
 	if (r >= 0)
 		return r;
+	/* the name is as the metadata gave it: escaped wherever it is shown */
+	coredam_escape(x->core, 0, name, sizeof(name));
 	in = openat(k.dirfd, x->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0) {
-		log_error("%s/%s: %m", c->cfg.pipe_directory, x->core);
+		log_error("%s/%s: %m", c->cfg.pipe_directory, name);
 		return errno == EACCES ? CTL_EXIT_NO_ACCESS : CTL_EXIT_FAIL;
 	}
 	if (output) {
@@ -299,7 +303,7 @@ int cmd_dump(struct ctl *c, int argc, char **argv)
 	r = x->zstd ? coredam_pipe_decompress(in, output ? out : STDOUT_FILENO, &bytes)
 		    : copy_plain(in, output ? out : STDOUT_FILENO);
 	if (r < 0) {
-		log_error("%s/%s: %s%s", c->cfg.pipe_directory, x->core, strerror(-r),
+		log_error("%s/%s: %s%s", c->cfg.pipe_directory, name, strerror(-r),
 			  r == -EBADMSG ? " (not a complete zstd stream)" : "");
 		if (output)
 			(void)unlink(output);
