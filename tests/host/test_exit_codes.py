@@ -226,6 +226,48 @@ def served_on_the_socket(r: FakeRoot):
     r.serve(STATUS=OK_STATUS)
 
 
+def socket_kernel(r: FakeRoot):
+    # a 7.3 kernel: no series, core_modes as CONFIG_UNIX makes it
+    stock_kernel(r)
+    r.write("proc/sys/kernel/core_modes", "file\npipe\nsocket\n")
+
+
+def socket_path_in_force(r: FakeRoot):
+    socket_kernel(r)
+    r.configure("[Socket]", "SetCorePattern=yes", f"Listen={r.tmp}/sock/socket")
+    r.write("proc/sys/kernel/core_pattern", f"@@{r.tmp}/sock/socket\n")
+
+
+def socket_path_no_destination(r: FakeRoot):
+    # where the cores go is then the socket writer's [Pipe] Directory=
+    r.config_lines.remove(f"Destination={r.cores}")
+    socket_path_in_force(r)
+
+
+def socket_path_not_yet(r: FakeRoot):
+    socket_kernel(r)
+    r.configure("[Socket]", "SetCorePattern=yes", f"Listen={r.tmp}/sock/socket")
+
+
+def another_socket_server(r: FakeRoot):
+    socket_kernel(r)
+    r.write("proc/sys/kernel/core_pattern", "@@/run/systemd/coredump\n")
+
+
+def pipe_path_in_force(r: FakeRoot):
+    # the helper as the kernel runs it: root's, writable by root alone
+    socket_kernel(r)
+    helper = r.tmp / "coredam-pipe"
+    helper.write_text("#!/bin/sh\n")
+    helper.chmod(0o755)
+    r.write("proc/sys/kernel/core_pattern", f"|{helper} %P %u %g %s %t %e\n")
+
+
+def another_pipe_helper(r: FakeRoot):
+    stock_kernel(r)
+    r.write("proc/sys/kernel/core_pattern", "|/bin/true %P\n")
+
+
 def no_proc_sys_kernel(r: FakeRoot):
     shutil.rmtree(r.proc / "sys/kernel")
 
@@ -460,6 +502,29 @@ TABLE = {
     "c-doctor-stock": row("coredamctl", "doctor", stock_kernel, 0, "[WARN] kernel lacks the coredam patches"),
     "c-doctor-required": row("coredamctl", "doctor", stock_kernel_required, 1,
                              "[FAIL] kernel lacks the coredam patches"),
+    # the verdict: which of the three paths protects the machine now
+    "c-doctor-path-kernel": row("coredamctl", "doctor", healthy, 0, "[ OK ] path: the kernel series"),
+    "c-doctor-path-socket": row("coredamctl", "doctor", socket_path_in_force, 0,
+                                "[ OK ] path: the coredump socket {tmp}/sock/socket, served by coredamd"),
+    "c-doctor-socket-no-patch-needed": row("coredamctl", "doctor", socket_path_in_force, 0,
+                                           "[ OK ] kernel without the coredam patches"),
+    "c-doctor-socket-destination": row("coredamctl", "doctor", socket_path_no_destination, 0,
+                                       "[ OK ] free space at {cores}"),
+    "c-doctor-path-pipe": row("coredamctl", "doctor", pipe_path_in_force, 0,
+                              "[ OK ] path: the pipe helper {tmp}/coredam-pipe"),
+    "c-doctor-pipe-socket-advice": row("coredamctl", "doctor", pipe_path_in_force, 0,
+                                       "this kernel has the coredump socket: with [Socket] SetCorePattern=yes"),
+    "c-doctor-path-not-yet": row("coredamctl", "doctor", socket_path_not_yet, 0,
+                                 "[WARN] path: none yet: core_pattern is \"core\"; coredamd sets @@{tmp}/sock/socket"),
+    "c-doctor-path-none": row("coredamctl", "doctor", stock_kernel, 0,
+                              "[WARN] path: none: core_pattern \"core\" on a kernel without the series"),
+    "c-doctor-path-none-socket-advice": row("coredamctl", "doctor", socket_kernel, 0,
+                                            "set [Socket] SetCorePattern=yes"),
+    "c-doctor-path-none-required": row("coredamctl", "doctor", stock_kernel_required, 1, "[FAIL] path: none"),
+    "c-doctor-path-other-server": row("coredamctl", "doctor", another_socket_server, 0,
+                                      "[WARN] path: none: core_pattern \"@@/run/systemd/coredump\" names another"),
+    "c-doctor-path-other-helper": row("coredamctl", "doctor", another_pipe_helper, 0,
+                                      "[WARN] path: none: core_pattern pipes to /bin/true, not to coredam-pipe"),
     "c-doctor-bad-config": row("coredamctl", "doctor", bad_value, 1, "[FAIL] configuration: "),
     "c-doctor-no-cgroupfs": row("coredamctl", "doctor", no_cgroupfs, 1, "[FAIL] no cgroup file system"),
     "c-doctor-cgroup-v1": row("coredamctl", "doctor", cgroup_v1_only, 1, "[FAIL] cgroup v1 only"),

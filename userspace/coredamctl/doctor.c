@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "parse-util.h"
 #include "path-util.h"
+#include "string-util.h"
 
 static int fails, warns;
 
@@ -33,16 +34,6 @@ static void report(int level, const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
-}
-
-static bool has_word(const char *list, const char *w)
-{
-	size_t l = strlen(w);
-
-	for (const char *p = list; (p = strstr(p, w)); p += l)
-		if ((p == list || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\n' || p[l] == '\0'))
-			return true;
-	return false;
 }
 
 static void check_delegation(struct ctl *c, int rootfd)
@@ -68,9 +59,9 @@ static void check_delegation(struct ctl *c, int rootfd)
 		for (int i = 0; i < 2; i++) {
 			const char *ctrl = i ? "memory" : "io";
 
-			if (has_word(en, ctrl))
+			if (coredam_word_in(en, ctrl))
 				continue;
-			if (has_word(avail, ctrl))
+			if (coredam_word_in(avail, ctrl))
 				report(1, "%s%s%s/cgroup.subtree_control lacks +%s (coredamd enables it; or: echo +%s > that file)",
 				       c->roots.cgroup, *dir ? "/" : "", dir, ctrl, ctrl);
 			else
@@ -90,15 +81,13 @@ static void check_delegation(struct ctl *c, int rootfd)
  * install: the kernel runs it as root for every crash, and one that is
  * missing loses every core.
  */
-static bool check_pipe_helpers(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
+static void check_pipe_helpers(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
 {
 	struct coredam_core_pattern cp = { 0 };
 	struct coredam_error e;
-	bool ok = true;
 
 	if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.kind == COREDAM_CORE_PIPE) {
-		ok = coredam_pipe_helper_check(cp.helper, 0, &e) == 0;
-		if (!ok)
+		if (coredam_pipe_helper_check(cp.helper, 0, &e) < 0)
 			report(2, "core_pattern pipes cores to %s, which is refused: %s; cores are lost or unsafe",
 			       cp.helper, e.msg);
 		else
@@ -107,11 +96,42 @@ static bool check_pipe_helpers(struct ctl *c, const struct coredam_kernel_suppor
 	if (c->cfg.pipe_set_core_pattern && !k->core_cgroup && strcmp(cp.helper, c->cfg.pipe_program) != 0 &&
 	    coredam_pipe_helper_check(c->cfg.pipe_program, 0, &e) < 0)
 		report(2, "[Pipe] Program=%s refused: %s; coredamd will not install it", c->cfg.pipe_program, e.msg);
-	return ok;
+}
+
+/*
+ * The three ways coredam protects a machine's dumps: the kernel series
+ * (any core_pattern: every dump queued and charged to the dump cgroup),
+ * the coredump socket coredamd serves (Linux 6.17 and later, no patch),
+ * and coredam-pipe (a stock kernel's pipe core_pattern).
+ */
+enum doctor_path {
+	DOCTOR_PATH_NONE,
+	DOCTOR_PATH_KERNEL,
+	DOCTOR_PATH_SOCKET,
+	DOCTOR_PATH_PIPE,
+};
+
+/* Which one core_pattern and the kernel put in force now. */
+static enum doctor_path path_in_force(const struct ctl *c, const struct coredam_kernel_support *k,
+				      const char *pattern)
+{
+	struct coredam_core_pattern cp = { 0 };
+
+	if (coredam_kernel_full(k))
+		return DOCTOR_PATH_KERNEL;
+	if (coredam_core_pattern_parse(pattern, &cp) < 0)
+		return DOCTOR_PATH_NONE;
+	if (cp.kind == COREDAM_CORE_SOCKET && k->core_socket && strncmp(pattern, "@@", 2) == 0 &&
+	    strcmp(pattern + 2, c->cfg.sock_listen) == 0)
+		return DOCTOR_PATH_SOCKET;
+	if (cp.kind == COREDAM_CORE_PIPE &&
+	    (strcmp(cp.helper, c->cfg.pipe_program) == 0 || strcmp(path_basename(cp.helper), "coredam-pipe") == 0))
+		return DOCTOR_PATH_PIPE;
+	return DOCTOR_PATH_NONE;
 }
 
 /* The kernel's coredam support, and whether its counters can be read; *@k as probed. */
-static void check_kernel(struct ctl *c, struct coredam_kernel_support *k)
+static void check_kernel(struct ctl *c, struct coredam_kernel_support *k, const char *pattern)
 {
 	struct coredam_stats st;
 	int r;
@@ -121,6 +141,9 @@ static void check_kernel(struct ctl *c, struct coredam_kernel_support *k)
 		report(2, "%s/sys/kernel: %s", c->roots.proc, strerror(-r));
 	} else if (coredam_kernel_full(k)) {
 		report(0, "kernel has core_cgroup, the admission queue, the writeback window and core_dump_stats");
+	} else if (!c->cfg.require_kernel_support && path_in_force(c, k, pattern) == DOCTOR_PATH_SOCKET) {
+		report(0, "kernel without the coredam patches (no %s/sys/kernel/core_cgroup): not needed while coredamd "
+			  "serves the coredump socket", c->roots.proc);
 	} else {
 		report(c->cfg.require_kernel_support ? 2 : 1,
 		       "kernel lacks the coredam patches (no %s/sys/kernel/%s): cores are not charged to %s, not queued, "
@@ -187,30 +210,80 @@ static void check_cgroup(struct ctl *c, const struct coredam_kernel_support *k)
 }
 
 /* Where cores go, from the configuration or core_pattern; NULL if unknown (reported). */
-static const char *check_pattern(struct ctl *c, const struct coredam_kernel_support *k,
+static const char *check_pattern(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern,
 				 struct coredam_core_pattern *cp)
 {
-	char pattern[1024] = "";
 	const char *dest = NULL;
-	bool helper_ok;
 
-	coredam_sysctl_read(&c->roots, "kernel.core_pattern", pattern, sizeof(pattern));
-	helper_ok = check_pipe_helpers(c, k, pattern);
+	check_pipe_helpers(c, k, pattern);
 	if (c->cfg.destination[0]) {
 		dest = c->cfg.destination;
+	} else if (path_in_force(c, k, pattern) == DOCTOR_PATH_SOCKET) {
+		/* the socket's writer stores as coredam-pipe does */
+		dest = c->cfg.pipe_directory;
 	} else if (coredam_core_pattern_parse(pattern, cp) == 0 && cp->dir_known) {
 		dest = cp->dir;
-		if (cp->kind == COREDAM_CORE_PIPE && !k->core_cgroup && strstr(cp->helper, "coredam-pipe") && helper_ok)
-			report(0, "pipe core_pattern on a stock kernel: %s joins %s and queues by itself", cp->helper,
-			       c->cfg.cgroup);
-		else if (cp->kind == COREDAM_CORE_PIPE && !k->core_cgroup)
-			report(1, "pipe core_pattern on a stock kernel: the helper %s starts in the root cgroup; "
-				  "only a service manager can place it in %s", cp->helper, c->cfg.cgroup);
 	} else {
 		report(2, "core destination unknown for core_pattern \"%s\": %s", pattern,
 		       coredam_core_pattern_parse(pattern, cp) == 0 ? cp->note : "cannot parse");
 	}
 	return dest;
+}
+
+/*
+ * The verdict: which path protects this machine's dumps now, and why;
+ * none is a warning (a problem with RequireKernelSupport=yes), with what
+ * would put one in force.
+ */
+static void check_path(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
+{
+	struct coredam_core_pattern cp = { 0 };
+	int none = c->cfg.require_kernel_support ? 2 : 1;
+	struct coredam_error e;
+
+	switch (path_in_force(c, k, pattern)) {
+	case DOCTOR_PATH_KERNEL:
+		report(0, "path: the kernel series: every dump waits its turn in the kernel and is charged to %s",
+		       c->cfg.cgroup);
+		return;
+	case DOCTOR_PATH_SOCKET:
+		report(0, "path: the coredump socket %s, served by coredamd: a dump waits before the kernel sends a "
+			  "byte and is written from %s", c->cfg.sock_listen, c->cfg.cgroup);
+		return;
+	case DOCTOR_PATH_PIPE:
+		(void)coredam_core_pattern_parse(pattern, &cp);
+		if (coredam_pipe_helper_check(cp.helper, 0, &e) < 0) {
+			report(2, "path: none: the pipe helper %s is refused (above)", cp.helper);
+			return;
+		}
+		report(0, "path: the pipe helper %s on a kernel without the series: a dump waits in the helper, "
+			  "its crashed process held by the kernel, and is written from %s", cp.helper,
+		       c->cfg.cgroup);
+		if (k->core_socket)
+			report(0, "this kernel has the coredump socket: with [Socket] SetCorePattern=yes coredamd would "
+				  "hold or refuse each dump before the kernel sends a byte (coredamd(8))");
+		return;
+	case DOCTOR_PATH_NONE:
+		break;
+	}
+	(void)coredam_core_pattern_parse(pattern, &cp);
+	if (k->core_socket && c->cfg.sock_set_core_pattern)
+		report(1, "path: none yet: core_pattern is \"%s\"; coredamd sets @@%s when it starts ([Socket] "
+			  "SetCorePattern=yes)", pattern, c->cfg.sock_listen);
+	else if (c->cfg.pipe_set_core_pattern)
+		report(1, "path: none yet: core_pattern is \"%s\"; coredamd sets |%s when it starts ([Pipe] "
+			  "SetCorePattern=yes)", pattern, c->cfg.pipe_program);
+	else if (cp.kind == COREDAM_CORE_PIPE)
+		report(none, "path: none: core_pattern pipes to %s, not to coredam-pipe: coredam queues none of its "
+			     "dumps (only a service manager can place that helper in %s); set [Pipe] SetCorePattern=yes",
+		       cp.helper, c->cfg.cgroup);
+	else if (cp.kind == COREDAM_CORE_SOCKET)
+		report(none, "path: none: core_pattern \"%s\" names another coredump server ([Socket] Listen=%s): "
+			     "its dumps are neither queued nor paced by coredam", pattern, c->cfg.sock_listen);
+	else
+		report(none, "path: none: core_pattern \"%s\" on a kernel without the series: dumps are neither "
+			     "queued nor paced; set %s SetCorePattern=yes, or install the patched kernel", pattern,
+		       k->core_socket ? "[Socket]" : "[Pipe]");
 }
 
 /* The destination's file system: throttleable, cgroup writeback, free space. */
@@ -250,7 +323,7 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 {
 	struct coredam_kernel_support k = { 0 };
 	struct coredam_core_pattern cp;
-	char v[PATH_MAX], resp[256];
+	char v[PATH_MAX], resp[256], pattern[1024] = "";
 	const char *dest;
 	int r;
 
@@ -265,11 +338,13 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 		report(0, "configuration %s and its drop-ins are valid", c->config_file);
 	else
 		report(2, "configuration: %s", c->cfg_error);
-	check_kernel(c, &k);
+	coredam_sysctl_read(&c->roots, "kernel.core_pattern", pattern, sizeof(pattern));
+	check_kernel(c, &k, pattern);
 	check_cgroup(c, &k);
-	dest = check_pattern(c, &k, &cp);
+	dest = check_pattern(c, &k, pattern, &cp);
 	if (dest)
 		check_destination(c, dest);
+	check_path(c, &k, pattern);
 
 	/* PSI for adaptive mode */
 	snprintf(v, sizeof(v), "%s/pressure/io", c->roots.proc);

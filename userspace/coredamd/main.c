@@ -17,6 +17,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "string-util.h"
 #include "parse-util.h"
 #include "path-util.h"
 #include "paths.h"

@@ -126,8 +126,6 @@ static int sock_bind(struct agent *a, int *ret_fd)
 
 int sock_setup(struct agent *a)
 {
-	_cleanup_free_ char *modes = NULL;
-	char path[PATH_MAX];
 	int r;
 
 	a->sock.listen_fd = -1;
@@ -137,8 +135,7 @@ int sock_setup(struct agent *a)
 	 * Before 6.16 "@@/path" would be taken for a file name relative to
 	 * each crashed process's directory; 6.16 refuses "@@" when written.
 	 */
-	snprintf(path, sizeof(path), "%s/sys/kernel/core_modes", a->roots.proc);
-	if (read_file_at(AT_FDCWD, path, 4096, &modes) < 0 || !coredam_word_in(modes, "socket")) {
+	if (!a->kern.core_socket) {
 		log_error("[Socket] SetCorePattern=yes: this kernel has no coredump socket (%s/sys/kernel/core_modes "
 			  "lacks \"socket\"; @@ needs Linux 6.17 or later)", a->roots.proc);
 		return -EOPNOTSUPP;

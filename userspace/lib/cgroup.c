@@ -189,22 +189,6 @@ int coredam_cg_open(int rootfd, const char *path, bool create, int *ret_fd)
 	return 0;
 }
 
-bool coredam_word_in(const char *list, const char *word)
-{
-	size_t wl = strlen(word);
-
-	for (const char *p = list; *p;) {
-		size_t len;
-
-		p += strspn(p, " \t\n");
-		len = strcspn(p, " \t\n");
-		if (len == wl && strncmp(p, word, wl) == 0)
-			return true;
-		p += len;
-	}
-	return false;
-}
-
 /* Name the file at fault, /@dir/@file ("" the root), and say what is wrong with it. */
 static __attribute__((format(printf, 5, 6))) int set_fault(struct coredam_error *e, int r, const char *dir,
 							  const char *file, const char *fmt, ...)

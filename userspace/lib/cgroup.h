@@ -65,9 +65,6 @@ int coredam_cg_read_procs(int cgfd, pid_t **ret, size_t *ret_n);
 /* "populated" of cgroup.events */
 int coredam_cg_populated(int cgfd, bool *ret);
 
-/* @word is one of the white-space separated words of @list (cgroup.controllers, ...). */
-bool coredam_word_in(const char *list, const char *word);
-
 /* The cgroup v2 mount point, from <proc>/self/mountinfo (the first one). */
 int coredam_cg2_mount(const char *proc_root, char *buf, size_t size);
 

@@ -56,3 +56,19 @@ char *strstrip(char *s)
 		*--e = '\0';
 	return s;
 }
+
+bool coredam_word_in(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = list; *p;) {
+		size_t len;
+
+		p += strspn(p, " \t\n");
+		len = strcspn(p, " \t\n");
+		if (len == wl && strncmp(p, word, wl) == 0)
+			return true;
+		p += len;
+	}
+	return false;
+}

@@ -29,4 +29,7 @@ int strbuf_done(const struct strbuf *sb);
 /* Remove leading and trailing white space in place; returns @s. */
 char *strstrip(char *s);
 
+/* @word is one of the white-space separated words of @list (cgroup.controllers, core_modes, ...). */
+bool coredam_word_in(const char *list, const char *word);
+
 #endif

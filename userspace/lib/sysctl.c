@@ -78,6 +78,7 @@ int coredam_sysctl_write(const struct coredam_roots *roots, const char *name, co
 int coredam_kernel_probe(const struct coredam_roots *roots, struct coredam_kernel_support *ret)
 {
 	struct coredam_kernel_support k = { 0 };
+	_cleanup_free_ char *modes = NULL;
 	_cleanup_close_ int fd = -1;
 	char path[PATH_MAX];
 	int r;
@@ -94,6 +95,9 @@ int coredam_kernel_probe(const struct coredam_roots *roots, struct coredam_kerne
 	k.core_wait_timeout_ms = faccessat(fd, "core_wait_timeout_ms", F_OK, 0) == 0;
 	k.core_writeback_window = faccessat(fd, "core_writeback_window", F_OK, 0) == 0;
 	k.core_dump_stats = faccessat(fd, "core_dump_stats", F_OK, 0) == 0;
+	/* before 6.16 "@@/path" is a file name relative to each crashed process's directory */
+	if (read_file_at(fd, "core_modes", 4096, &modes) >= 0)
+		k.core_socket = coredam_word_in(modes, "socket");
 	*ret = k;
 	return 0;
 }

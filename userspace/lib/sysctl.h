@@ -17,6 +17,7 @@ struct coredam_kernel_support {
 	bool core_wait_timeout_ms;
 	bool core_writeback_window;
 	bool core_dump_stats;
+	bool core_socket;	/* core_modes lists "socket": core_pattern may be "@@path" (6.17 on) */
 };
 
 int coredam_kernel_probe(const struct coredam_roots *roots, struct coredam_kernel_support *ret);

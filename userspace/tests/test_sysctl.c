@@ -265,6 +265,14 @@ TEST(kernel_probe)
 	CHECK_OK(coredam_kernel_probe(&r, &k));
 	CHECK(!k.core_cgroup && !coredam_kernel_full(&k));
 	CHECK_ERRNO(coredam_stats_read(&r, &s), -ENOENT);
+	CHECK(!k.core_socket);
+	/* 6.17 and later, built with CONFIG_UNIX; "sockets" would be no such word */
+	mkfile("proc/sys/kernel/core_modes", "file\npipe\nsockets\n");
+	CHECK_OK(coredam_kernel_probe(&r, &k));
+	CHECK(!k.core_socket);
+	mkfile("proc/sys/kernel/core_modes", "file\npipe\nsocket\n");
+	CHECK_OK(coredam_kernel_probe(&r, &k));
+	CHECK(k.core_socket && !k.core_cgroup);
 	fake_proc(true);
 	CHECK_OK(coredam_kernel_probe(&r, &k));
 	CHECK(coredam_kernel_full(&k));
