@@ -24,7 +24,7 @@ BUILD     := build
 GUEST_BIN := $(BUILD)/guest
 CC        ?= gcc
 GUEST_CFLAGS := -static -O2 -g -Wall -Wextra -Werror -pthread
-GUEST_PROGS  := crasher corecheck probe pipewriter crashtime stormer fusestall
+GUEST_PROGS  := crasher corecheck probe pipewriter crashtime stormer fusestall sockpoke
 PYTEST_ARGS  ?=
 # every step of `make test` is timed into build/timings.txt; pytest lists
 # what each test cost

@@ -58,6 +58,8 @@ cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
 cat /proc/sys/net/core/somaxconn > $RESULTS/somaxconn
 start_agent
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.agent
+rc=0; ctl doctor > $RESULTS/doctor.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/doctor.rc
 stat -c '%a %U %F' /run/coredam/coredump /run/coredam/coredump/socket > $RESULTS/socket.stat
 # {n} crashers, crashing one after the other: the arrival order is known
 mkdir -p /tmp/b
@@ -95,6 +97,11 @@ def test_socket_burst_whole_fifo_cgroup_counted(boot):
     assert res.text("pattern.after") == res.text("pattern.before")
     assert not res.path("socket.after").exists()
     assert res.text("socket.stat").splitlines() == ["700 root directory", "600 root socket"]
+    # doctor names the path in force, and wants no patched kernel on it
+    doctor = res.text("doctor.txt")
+    assert f"[ OK ] path: the coredump socket {SOCKET}, served by coredamd" in doctor, doctor
+    assert "[ OK ] kernel without the coredam patches" in doctor, doctor
+    assert "[FAIL]" not in doctor and res.text("doctor.rc").strip() == "0", doctor
     backlog = int(res.text("somaxconn"))
     assert f"backlog={backlog}" in res.text("agent.log")
 
@@ -306,3 +313,53 @@ def test_socket_one_users_storm_does_not_hold_back_another(boot):
     check_one_users_storm(meta(res), int(res.text("root.pid")), res.json_lines("cores.json"),
                           name_values(res.text("stats.txt")))
     assert res.text("agent.log").count("reason=full") == 3, res.text("agent.log")
+
+
+HOSTILE = LIB + r"""
+start_agent
+S=/run/coredam/coredump/socket
+# another user: the socket's directory is root's alone
+sockpoke -u 1000 $S > $RESULTS/poke.user 2>&1 || true
+# root's programs that are no dumping task: each connection closed unanswered
+for m in silent garbage request half; do
+    sockpoke -m $m -t 30 $S > $RESULTS/poke.$m 2>&1 || true
+done
+sockpoke -n 200 -m request -t 60 $S > $RESULTS/poke.flood 2>&1 || true
+# and the server still serves the kernel
+crasher -m {mb} || true
+waitfor 120 "the dump ended" sock_ended 1
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+rc=0; ctl status > $RESULTS/status.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/status.rc
+stop_agent
+"""
+
+
+def test_socket_hostile_clients_turned_away(boot):
+    """Programs that are not the kernel connect to the coredump socket:
+    another user is refused by the file system (the socket's directory is
+    root's, 0700); root's programs that are no dumping task, silent, with
+    garbage, with a forged request, with half of one, or 200 at once, are
+    each closed without an answer and counted; none is stored, the log
+    does not grow a line for each, and a real crash after them is stored
+    whole."""
+    res = boot73(boot, HOSTILE.replace("{mb}", str(MB)), SOCK_CONF)
+    assert res.text("poke.user").strip() == "connect: Permission denied", res.text("poke.user")
+    for m in ("silent", "garbage", "request", "half"):
+        assert res.text(f"poke.{m}").strip() == "connected 1 closed 1 open 0 answered 0", (m, res.text(f"poke.{m}"))
+    assert res.text("poke.flood").strip() == "connected 200 closed 200 open 0 answered 0", res.text("poke.flood")
+
+    st = name_values(res.text("stats.txt"))
+    assert st["started"] == 4 + 200 + 1 and st["skipped_error"] == 4 + 200, st
+    assert st["admitted"] == 1 and st["completed"] == 1 and st["failed"] == 0, st
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 1 and cores[0]["valid"] and cores[0]["complete"] and cores[0]["pattern_pages"] == PAGES, \
+        cores
+    assert len(meta(res)) == 1
+    assert res.text("status.rc").strip() == "0", res.text("status.txt")
+    log = res.text("agent.log")
+    # the 1st, 2nd, 4th, ... 128th of 204: eight lines
+    assert log.count("event=socket-reject reason=error") == 8, log
+    assert "the peer is no dumping task" in log, log

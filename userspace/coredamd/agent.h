@@ -80,6 +80,7 @@ struct sock_server {
 	uint64_t serial;
 	uint32_t writing, waiting;
 	struct coredam_sock_grants grants;	/* the sources of the last slots given */
+	uint64_t dropped;		/* connections that were no dump, or broke the protocol */
 	bool stopping;			/* the agent stops: what arrives now is rejected */
 };
 

@@ -208,13 +208,19 @@ static void reject(struct agent *a, size_t i, int what, const char *reason)
 	conn_remove(a, i);
 }
 
-/* A connection that is no dump, or that broke the protocol: closed without an answer. */
+/*
+ * A connection that is no dump, or that broke the protocol: closed
+ * without an answer. Only root can connect, but a program of root's that
+ * connects in a loop should not write a line each time: the 1st, 2nd,
+ * 4th, ... are logged.
+ */
 static void drop(struct agent *a, size_t i, const char *why)
 {
 	struct sock_conn *c = &a->sock.conns[i];
 
-	log_warning("coredump socket: connection from pid %d dropped: %s event=socket-reject reason=error",
-		    (int)c->peer.pid, why);
+	if (coredam_repeat_log_this(++a->sock.dropped))
+		log_warning("coredump socket: connection from pid %d dropped: %s event=socket-reject reason=error "
+			    "dropped=%" PRIu64, (int)c->peer.pid, why, a->sock.dropped);
 	count(a, COREDAM_PIPE_SKIPPED_ERROR);
 	conn_remove(a, i);
 }
