@@ -363,3 +363,77 @@ def test_socket_hostile_clients_turned_away(boot):
     # the 1st, 2nd, 4th, ... 128th of 204: eight lines
     assert log.count("event=socket-reject reason=error") == 8, log
     assert "the peer is no dumping task" in log, log
+
+
+# two stream at 4 MB/s (32 MB each: 16 s), four are held before the ack
+RESTART_CONF = SOCK_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=4M")
+
+RESTART = LIB + r"""
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
+start_agent
+held_behind_two() { pstat_is started 6 && pstat_is admitted 2; }
+mkdir -p /tmp/r
+pids=""
+for i in 0 1 2 3 4 5; do
+    crasher -m 32 -w /tmp/r/go -r /tmp/r/ready.$i & pids="$pids $!"
+done
+waitfor 300 "6 crashers ready" count_ready /tmp/r 6
+touch /tmp/r/go
+waitfor 120 "two streaming, four held" held_behind_two
+# the server dies as a crash would end it, mid-storm
+kill_agent
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.dead
+for p in $pids; do wait $p || true; done
+waitfor 120 "the two streaming cores ended" sock_ended 2
+# a crash while no one listens: no core, and the kernel says why
+crasher -m 1 || true
+dmesg | grep 'coredump: ' > $RESULTS/dmesg.dead || true
+# the restarted server: the stale socket replaced, the original pattern kept
+start_agent
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.restarted
+mkdir -p /tmp/s
+pids=""
+for i in 0 1 2 3; do
+    crasher -m {mb} -w /tmp/s/go -r /tmp/s/ready.$i & pids="$pids $!"
+done
+waitfor 300 "4 crashers ready" count_ready /tmp/s 4
+touch /tmp/s/go
+for p in $pids; do wait $p || true; done
+waitfor 300 "six dumps ended" sock_ended 6
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+stop_agent
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
+"""
+
+
+def test_socket_server_killed_and_restarted_mid_storm(boot):
+    """coredamd is SIGKILLed while two dumps stream and four are held
+    before the ack: the two streaming are finished by their writers and
+    kept whole, the four held end without a core (their connections
+    closed), nothing that is not whole looks whole; the restarted server
+    takes over the socket, the storm after it is kept whole, and at the
+    end core_pattern is the one from before the first start."""
+    res = boot73(boot, RESTART.replace("{mb}", str(MB)), RESTART_CONF)
+    assert res.text("pattern.dead").strip() == "@@" + SOCKET
+    assert res.text("pattern.restarted").strip() == "@@" + SOCKET
+    assert res.text("pattern.after") == res.text("pattern.before"), res.text("pattern.after")
+    # while no one listened the kernel refused the connection: that core is lost, and said so
+    assert re.search(r"Coredump socket connection \S+ failed", res.text("dmesg.dead")), res.text("dmesg.dead")
+
+    cores = res.json_lines("cores.json")
+    assert res.text("incomplete.txt") == "", res.text("ls.txt")
+    # every file named as a whole core is whole: the first storm's two, the second storm's four
+    assert all(c["valid"] and c["complete"] and c["pattern_dupes"] == 0 for c in cores), cores
+    big = [c for c in cores if c["pattern_pages"] == 32 * 256]
+    small = [c for c in cores if c["pattern_pages"] == PAGES]
+    assert len(big) == 2 and len(small) == 4 and len(cores) == 6, cores
+    ms = meta(res)
+    assert sorted(m["pid"] for m in ms) == sorted(c["pid"] for c in cores), (ms, cores)
+    st = name_values(res.text("stats.txt"))
+    assert st["completed"] == 6 and st["failed"] == 0 and st["admitted"] == 6, st
+    # the four held when the server died were never admitted, and no core of theirs is anywhere
+    assert st["started"] == 6 + 4, st
+    log = res.text("agent.log")
+    assert log.count("core_pattern set to the coredump socket") == 2, log
