@@ -315,56 +315,6 @@ def test_socket_one_users_storm_does_not_hold_back_another(boot):
     assert res.text("agent.log").count("reason=full") == 3, res.text("agent.log")
 
 
-HOSTILE = LIB + r"""
-start_agent
-S=/run/coredam/coredump/socket
-# another user: the socket's directory is root's alone
-sockpoke -u 1000 $S > $RESULTS/poke.user 2>&1 || true
-# root's programs that are no dumping task: each connection closed unanswered
-for m in silent garbage request half; do
-    sockpoke -m $m -t 30 $S > $RESULTS/poke.$m 2>&1 || true
-done
-sockpoke -n 200 -m request -t 60 $S > $RESULTS/poke.flood 2>&1 || true
-# and the server still serves the kernel
-crasher -m {mb} || true
-waitfor 120 "the dump ended" sock_ended 1
-waitfor 30 "the writers gone" sock_idle
-collect
-sock_check_cores
-rc=0; ctl status > $RESULTS/status.txt 2>&1 || rc=$?
-echo $rc > $RESULTS/status.rc
-stop_agent
-"""
-
-
-def test_socket_hostile_clients_turned_away(boot):
-    """Programs that are not the kernel connect to the coredump socket:
-    another user is refused by the file system (the socket's directory is
-    root's, 0700); root's programs that are no dumping task, silent, with
-    garbage, with a forged request, with half of one, or 200 at once, are
-    each closed without an answer and counted; none is stored, the log
-    does not grow a line for each, and a real crash after them is stored
-    whole."""
-    res = boot73(boot, HOSTILE.replace("{mb}", str(MB)), SOCK_CONF)
-    assert res.text("poke.user").strip() == "connect: Permission denied", res.text("poke.user")
-    for m in ("silent", "garbage", "request", "half"):
-        assert res.text(f"poke.{m}").strip() == "connected 1 closed 1 open 0 answered 0", (m, res.text(f"poke.{m}"))
-    assert res.text("poke.flood").strip() == "connected 200 closed 200 open 0 answered 0", res.text("poke.flood")
-
-    st = name_values(res.text("stats.txt"))
-    assert st["started"] == 4 + 200 + 1 and st["skipped_error"] == 4 + 200, st
-    assert st["admitted"] == 1 and st["completed"] == 1 and st["failed"] == 0, st
-    cores = res.json_lines("cores.json")
-    assert len(cores) == 1 and cores[0]["valid"] and cores[0]["complete"] and cores[0]["pattern_pages"] == PAGES, \
-        cores
-    assert len(meta(res)) == 1
-    assert res.text("status.rc").strip() == "0", res.text("status.txt")
-    log = res.text("agent.log")
-    # the 1st, 2nd, 4th, ... 128th of 204: eight lines
-    assert log.count("event=socket-reject reason=error") == 8, log
-    assert "the peer is no dumping task" in log, log
-
-
 # two stream at 4 MB/s (32 MB each: 16 s), four are held before the ack
 RESTART_CONF = SOCK_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=4M")
 
@@ -437,3 +387,84 @@ def test_socket_server_killed_and_restarted_mid_storm(boot):
     assert st["started"] == 6 + 4, st
     log = res.text("agent.log")
     assert log.count("core_pattern set to the coredump socket") == 2, log
+
+
+HOSTILE = LIB + r"""
+start_agent
+S=/run/coredam/coredump/socket
+# another user: the socket's directory is root's alone
+sockpoke -u 1000 $S > $RESULTS/poke.user 2>&1 || true
+# root's programs that are no dumping task: each connection closed unanswered
+for m in silent garbage request half; do
+    sockpoke -m $m -t 30 $S > $RESULTS/poke.$m 2>&1 || true
+done
+sockpoke -n 200 -m request -t 60 $S > $RESULTS/poke.flood 2>&1 || true
+# and the server still serves the kernel
+crasher -m {mb} || true
+waitfor 120 "the dump ended" sock_ended 1
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+rc=0; ctl status > $RESULTS/status.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/status.rc
+stop_agent
+"""
+
+
+def test_socket_hostile_clients_turned_away(boot):
+    """Programs that are not the kernel connect to the coredump socket:
+    another user is refused by the file system (the socket's directory is
+    root's, 0700); root's programs that are no dumping task, silent, with
+    garbage, with a forged request, with half of one, or 200 at once, are
+    each closed without an answer and counted; none is stored, the log
+    does not grow a line for each, and a real crash after them is stored
+    whole."""
+    res = boot73(boot, HOSTILE.replace("{mb}", str(MB)), SOCK_CONF)
+    assert res.text("poke.user").strip() == "connect: Permission denied", res.text("poke.user")
+    for m in ("silent", "garbage", "request", "half"):
+        assert res.text(f"poke.{m}").strip() == "connected 1 closed 1 open 0 answered 0", (m, res.text(f"poke.{m}"))
+    assert res.text("poke.flood").strip() == "connected 200 closed 200 open 0 answered 0", res.text("poke.flood")
+
+    st = name_values(res.text("stats.txt"))
+    assert st["started"] == 4 + 200 + 1 and st["skipped_error"] == 4 + 200, st
+    assert st["admitted"] == 1 and st["completed"] == 1 and st["failed"] == 0, st
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 1 and cores[0]["valid"] and cores[0]["complete"] and cores[0]["pattern_pages"] == PAGES, \
+        cores
+    assert len(meta(res)) == 1
+    assert res.text("status.rc").strip() == "0", res.text("status.txt")
+    log = res.text("agent.log")
+    # the 1st, 2nd, 4th, ... 128th of 204: eight lines
+    assert log.count("event=socket-reject reason=error") == 8, log
+    assert "the peer is no dumping task" in log, log
+
+
+RLIMIT = LIB + r"""
+start_agent
+# RLIMIT_CORE 0: no core, as a file core_pattern would give; 1 MiB: cut there
+( ulimit -c 0; crasher -m {mb} ) || true
+( ulimit -c 1024; crasher -m {mb} ) || true
+waitfor 120 "the cut dump ended" sock_ended 1
+waitfor 30 "the writers gone" sock_idle
+collect
+sock_check_cores
+stop_agent
+"""
+
+
+def test_socket_applies_rlimit_core(boot):
+    """The kernel applies no RLIMIT_CORE to a socket dump: coredamd reads
+    the crashed process's from /proc while the kernel holds it, as
+    coredam-pipe does. 0 is answered COREDUMP_REJECT and counted
+    skipped_rlimit; 1 MiB keeps the first MiB of an 8 MiB core, under a
+    name no one takes for a whole core."""
+    res = boot73(boot, RLIMIT.replace("{mb}", str(MB)), SOCK_CONF)
+    st = name_values(res.text("stats.txt"))
+    assert st["started"] == 2 and st["skipped_rlimit"] == 1 and st["admitted"] == 1, st
+    assert st["truncated"] == 1 and st["bytes"] == 1 << 20, st
+    ms = meta(res)
+    assert len(ms) == 1 and ms[0]["truncated"] and ms[0]["core"].endswith(".incomplete"), ms
+    assert ms[0]["rlimit"] == 1 << 20, ms
+    assert not res.path("cores.json").exists(), res.text("ls.txt")
+    log = res.text("agent.log")
+    assert "reason=rlimit" in log and "(cut at RLIMIT_CORE)" in log, log

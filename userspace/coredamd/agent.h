@@ -65,6 +65,7 @@ struct sock_conn {
 	uint64_t time;			/* seconds since the epoch at arrival */
 	char comm[16];			/* as /proc gave it: only for the file name, sanitized there */
 	char exe[COREDAM_ESCAPE_SIZE(255)];	/* escaped: one word of a log line */
+	uint64_t rlimit;		/* its RLIMIT_CORE: the kernel applies none to a socket */
 	pid_t writer;
 	int writer_pidfd;
 };

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
+#include "pipe-args.h"
 #include "pipe-dest.h"
 #include "pipe-outcome.h"
 #include "pipe-queue.h"
@@ -258,12 +259,12 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 	struct coredam_core_stored st;
 	struct coredam_pipe_args args = {
 		.pid = c->peer.pid, .uid = c->peer.uid, .gid = c->peer.gid, .signal = c->peer.signal,
-		.time = c->time, .rlimit = UINT64_MAX, .dumpable = c->peer.dumpable,
+		.time = c->time, .rlimit = c->rlimit, .have_rlimit = true, .dumpable = c->peer.dumpable,
 	};
 	char cg[PATH_MAX];
 	struct coredam_core_meta m = {
 		.pid = c->peer.pid, .uid = c->peer.uid, .gid = c->peer.gid, .signal = c->peer.signal,
-		.time = c->time, .comm = c->comm, .dumpable = c->peer.dumpable, .rlimit = UINT64_MAX,
+		.time = c->time, .comm = c->comm, .dumpable = c->peer.dumpable, .rlimit = c->rlimit,
 		.ticket = c->serial, .arrived_usec = c->arrived_usec, .admitted_usec = c->admitted_usec,
 		.waited_ms = (c->admitted_usec - c->arrived_usec) / 1000, .cgroup = cg,
 		.compression = a->cfg.pipe_compress ? "zstd" : "none",
@@ -343,7 +344,7 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 		log_info("core of pid %d (uid %u, signal %d) stored as %s/%s: %" PRIu64 " bytes%s, %" PRIu64
 			 " on disk, waited %" PRIu64 " ms, wrote in %" PRIu64 " ms",
 			 (int)c->peer.pid, (unsigned)c->peer.uid, c->peer.signal, args.dir, st.final, st.res.in_bytes,
-			 coredam_pipe_cut_reason(&st.res, UINT64_MAX), st.res.out_bytes, m.waited_ms, m.write_ms);
+			 coredam_pipe_cut_reason(&st.res, c->rlimit), st.res.out_bytes, m.waited_ms, m.write_ms);
 	/* the oldest kept cores past [Space] MaxUse=, KeepFree=, as the helper does */
 	if (r >= 0)
 		out.removed = coredam_retention_after_store(dirfd, args.dir, &a->cfg, st.final);
@@ -434,13 +435,17 @@ static void writer_done(struct agent *a, size_t i)
 /* Who the crashed process is: its pidfd, its comm and exe through /proc checked against it. */
 static void peer_names(struct agent *a, struct sock_conn *c)
 {
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], limits[4096];
 
 	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "comm", c->comm, sizeof(c->comm)) < 0)
 		snprintf(c->comm, sizeof(c->comm), "unknown");
 	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "exe", exe, sizeof(exe)) < 0)
 		snprintf(exe, sizeof(exe), "%s", c->comm);
 	coredam_escape(exe, COREDAM_ESCAPE_WORD, c->exe, sizeof(c->exe));
+	/* unknown: no limit, as coredam-pipe does */
+	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "limits", limits, sizeof(limits)) < 0 ||
+	    coredam_pipe_parse_rlimit(limits, &c->rlimit) < 0)
+		c->rlimit = UINT64_MAX;
 }
 
 /*
@@ -554,6 +559,11 @@ static void request(struct agent *a, size_t i, uint64_t now)
 	peer_names(a, c);
 	if (a->sock.stopping) {
 		reject(a, i, COREDAM_PIPE_SKIPPED_KILLED, "stopped");
+		return;
+	}
+	/* what the kernel does for a file core_pattern and coredam-pipe for a pipe */
+	if (coredam_pipe_rlimit_disables(c->rlimit)) {
+		reject(a, i, COREDAM_PIPE_SKIPPED_RLIMIT, "rlimit");
 		return;
 	}
 	if (a->m.space_below) {

@@ -159,19 +159,11 @@ int coredam_pipe_core_name(const struct coredam_pipe_args *a, bool zstd, char *b
 	return xsnprintf(buf, size, "core.%s.%d.%" PRIu64 "%s", comm, (int)a->pid, a->time, zstd ? ".zst" : "");
 }
 
-int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret)
+int coredam_pipe_parse_rlimit(const char *s, uint64_t *ret)
 {
-	_cleanup_free_ char *s = NULL;
-	char path[PATH_MAX], soft[32];
 	const char *line;
-	int r;
+	char soft[32];
 
-	r = xsnprintf(path, sizeof(path), "%s/%d/limits", proc_root, (int)pid);
-	if (r < 0)
-		return r;
-	r = read_file_at(AT_FDCWD, path, 16384, &s);
-	if (r < 0)
-		return r;
 	line = strstr(s, "\nMax core file size");
 	if (!line)
 		return -EBADMSG;
@@ -184,4 +176,19 @@ int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret)
 	if (parse_u64(soft, ret) < 0)
 		return -EBADMSG;
 	return 0;
+}
+
+int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	r = xsnprintf(path, sizeof(path), "%s/%d/limits", proc_root, (int)pid);
+	if (r < 0)
+		return r;
+	r = read_file_at(AT_FDCWD, path, 16384, &s);
+	if (r < 0)
+		return r;
+	return coredam_pipe_parse_rlimit(s, ret);
 }

@@ -101,4 +101,7 @@ int coredam_pipe_core_name(const struct coredam_pipe_args *a, bool zstd, char *b
 /* RLIMIT_CORE from /proc/PID/limits (when %c was not given). */
 int coredam_pipe_read_rlimit(const char *proc_root, pid_t pid, uint64_t *ret);
 
+/* The soft "Max core file size" of a limits file's text; UINT64_MAX for unlimited. */
+int coredam_pipe_parse_rlimit(const char *limits, uint64_t *ret);
+
 #endif
