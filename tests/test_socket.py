@@ -103,7 +103,10 @@ def test_socket_burst_whole_fifo_cgroup_counted(boot):
     assert "[ OK ] kernel without the coredam patches" in doctor, doctor
     assert "[FAIL]" not in doctor and res.text("doctor.rc").strip() == "0", doctor
     backlog = int(res.text("somaxconn"))
-    assert f"backlog={backlog}" in res.text("agent.log")
+    log = res.text("agent.log")
+    assert f"backlog={backlog}" in log
+    # one start and one end a dump, from the server: not also from the look through /proc
+    assert log.count("event=dump-start") == BURST_N and log.count("event=dump-end") == BURST_N, log
 
     ms = meta(res)
     assert len(ms) == BURST_N, res.text("ls.txt")
@@ -441,9 +444,11 @@ def test_socket_hostile_clients_turned_away(boot):
 
 RLIMIT = LIB + r"""
 start_agent
-# RLIMIT_CORE 0: no core, as a file core_pattern would give; 1 MiB: cut there
-( ulimit -c 0; crasher -m {mb} ) || true
-( ulimit -c 1024; crasher -m {mb} ) || true
+# RLIMIT_CORE 0: no core, as a file core_pattern would give; 1 MiB (2048
+# of busybox's 512-byte blocks): cut there. An ordinary user's crashers, which cannot raise the hard limit
+# the shell set (root's would: the crasher asks for unlimited)
+( ulimit -c 0; crasher -u 1000 -m {mb} ) || true
+( ulimit -c 2048; crasher -u 1000 -m {mb} ) || true
 waitfor 120 "the cut dump ended" sock_ended 1
 waitfor 30 "the writers gone" sock_idle
 collect
@@ -468,3 +473,5 @@ def test_socket_applies_rlimit_core(boot):
     assert not res.path("cores.json").exists(), res.text("ls.txt")
     log = res.text("agent.log")
     assert "reason=rlimit" in log and "(cut at RLIMIT_CORE)" in log, log
+    # one start and one end a dump, from the server: not also from the look through /proc
+    assert log.count("event=dump-start") == 1 and log.count("event=dump-end") == 1, log

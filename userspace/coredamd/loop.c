@@ -132,15 +132,22 @@ static enum coredam_dump_state track_one(struct agent *a, struct coredam_dump *d
 		t->first_usec = now;
 		/* the crashed process chose these: not a newline, not a space, not "outcome=" of its own */
 		coredam_dump_name(d, COREDAM_ESCAPE_WORD, t->exe, sizeof(t->exe));
-		log_info("dump started event=dump-start pid=%d exe=%s state=%s", t->pid, t->exe,
-			 coredam_dump_state_str(t->state));
+		/*
+		 * Served on the socket, the server logs each dump's start,
+		 * admission and end itself: from /proc a task held before
+		 * the ack looks like one dumping.
+		 */
+		if (!a->sock.active)
+			log_info("dump started event=dump-start pid=%d exe=%s state=%s", t->pid, t->exe,
+				 coredam_dump_state_str(t->state));
 		deprioritize(a, d);
 		if (t->state != COREDAM_DUMP_WAITING)
 			t->admitted_usec = now;
 	} else if (t->state == COREDAM_DUMP_WAITING && d->state == COREDAM_DUMP_WRITING) {
 		t->admitted_usec = now;
-		log_info("dump admitted event=dump-admitted pid=%d exe=%s waited_ms=%" PRIu64, t->pid, t->exe,
-			 (now - t->first_usec) / 1000);
+		if (!a->sock.active)
+			log_info("dump admitted event=dump-admitted pid=%d exe=%s waited_ms=%" PRIu64, t->pid,
+				 t->exe, (now - t->first_usec) / 1000);
 	}
 	t->state = d->state;
 	t->bytes = d->write_bytes;
@@ -167,11 +174,13 @@ static void forget_ended(struct agent *a, bool have_st, const struct coredam_sta
 			i++;
 			continue;
 		}
-		log_info("dump ended event=dump-end pid=%d exe=%s bytes=%" PRIu64 " duration_ms=%" PRIu64
-			 " waited_ms=%" PRIu64 " outcome=%s",
-			 t->pid, t->exe, t->bytes, (now - t->first_usec) / 1000,
-			 t->admitted_usec ? (t->admitted_usec - t->first_usec) / 1000 : (now - t->first_usec) / 1000,
-			 t->admitted_usec || t->state != COREDAM_DUMP_WAITING ? outcome : "skipped");
+		if (!a->sock.active)
+			log_info("dump ended event=dump-end pid=%d exe=%s bytes=%" PRIu64 " duration_ms=%" PRIu64
+				 " waited_ms=%" PRIu64 " outcome=%s",
+				 t->pid, t->exe, t->bytes, (now - t->first_usec) / 1000,
+				 t->admitted_usec ? (t->admitted_usec - t->first_usec) / 1000
+						  : (now - t->first_usec) / 1000,
+				 t->admitted_usec || t->state != COREDAM_DUMP_WAITING ? outcome : "skipped");
 		a->dumps[i] = a->dumps[--a->n_dumps];
 	}
 }

@@ -574,6 +574,7 @@ static void request(struct agent *a, size_t i, uint64_t now)
 		return;
 	switch (coredam_sock_arrive(&b, a->sock.writing, a->sock.waiting)) {
 	case COREDAM_SOCK_ADMIT:
+		log_info("dump starts event=dump-start pid=%d exe=%s state=dumping", (int)c->peer.pid, c->exe);
 		admit(a, i, now);
 		break;
 	case COREDAM_SOCK_WAIT:
