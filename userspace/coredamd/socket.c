@@ -226,6 +226,17 @@ static void drop(struct agent *a, size_t i, const char *why)
 	conn_remove(a, i);
 }
 
+/* The crash of conns[i] as coredam-pipe's arguments would name it: what the pidfd and /proc said. */
+static void conn_args(const struct agent *a, const struct sock_conn *c, struct coredam_pipe_args *ret)
+{
+	*ret = (struct coredam_pipe_args){
+		.pid = c->peer.pid, .uid = c->peer.uid, .gid = c->peer.gid, .signal = c->peer.signal,
+		.time = c->time, .rlimit = c->rlimit, .have_rlimit = true, .dumpable = c->peer.dumpable,
+	};
+	snprintf(ret->dir, sizeof(ret->dir), "%s", a->cfg.pipe_directory);
+	snprintf(ret->comm, sizeof(ret->comm), "%s", c->comm);
+}
+
 /*
  * Join the dump cgroup's leaf (where the kernel path's dumps go: under
  * systemd Path has children and may hold no process) and become
@@ -257,10 +268,7 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 	struct coredam_pipe_outcome out = { 0 };
 	struct coredam_pipe_stats d;
 	struct coredam_core_stored st;
-	struct coredam_pipe_args args = {
-		.pid = c->peer.pid, .uid = c->peer.uid, .gid = c->peer.gid, .signal = c->peer.signal,
-		.time = c->time, .rlimit = c->rlimit, .have_rlimit = true, .dumpable = c->peer.dumpable,
-	};
+	struct coredam_pipe_args args;
 	char cg[PATH_MAX];
 	struct coredam_core_meta m = {
 		.pid = c->peer.pid, .uid = c->peer.uid, .gid = c->peer.gid, .signal = c->peer.signal,
@@ -290,8 +298,7 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 
-	snprintf(args.dir, sizeof(args.dir), "%s", a->cfg.pipe_directory);
-	snprintf(args.comm, sizeof(args.comm), "%s", c->comm);
+	conn_args(a, c, &args);
 	if (!writer_settle(a, c, cg, sizeof(cg)))
 		coredam_pipe_outcome_add(&out, COREDAM_PIPE_UNCHARGED);
 	fd_close(&a->cg_fd);
@@ -484,11 +491,18 @@ static bool reject_repeat(struct agent *a, size_t i)
 		return false;
 	coredam_escape(key.label, 0, label, sizeof(label));
 	(void)coredam_sock_ack_send(c->fd, &c->req, COREDUMP_REJECT);
-	if (coredam_repeat_log_this(e.skipped))
+	if (coredam_repeat_log_this(e.skipped)) {
+		struct coredam_pipe_args args;
+		struct coredam_core_meta m = { .rlimit = c->rlimit };
+
 		log_notice("core of pid %d (uid %u, signal %d) rejected: a repeat of %s; %" PRIu64 " kept, %" PRIu64
 			   " skipped as repeats so far ([Repeats] Keep=%" PRIu32 ") event=socket-reject pid=%d exe=%s reason=repeat",
 			   (int)c->peer.pid, (unsigned)c->peer.uid, c->peer.signal, label, e.kept, e.skipped,
 			   a->cfg.repeat_keep, (int)c->peer.pid, c->exe);
+		/* for coredumpctl, the crash with no core, as often as the line (as coredam-pipe does) */
+		conn_args(a, c, &args);
+		(void)coredam_core_journal_repeat(&a->cfg, &args, &m, &site, &key, &e);
+	}
 	count(a, COREDAM_PIPE_SKIPPED_REPEAT);
 	conn_remove(a, i);
 	return true;
