@@ -510,3 +510,59 @@ agent_log
     assert res.text("io.max.after") == res.text("io.max.before")
     log = res.text("agent.log")
     assert "event=reload-failed" in log and "90-broken.conf" in log, log
+
+
+def test_socket_served_under_the_unit_seen_by_coredumpctl():
+    """Linux 7.3, [Socket] SetCorePattern=yes under the packaged unit: the
+    daemon only listens, ExecStartPost= names the socket in core_pattern
+    once it is ready, and ExecStop= puts the old value back. Three
+    identical crashes with [Repeats] Keep=2: coredumpctl lists two cores
+    present and the third as a crash with none, from the records the
+    socket's writers and the server sent."""
+    res = boot(r"""
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
+conf <<'END'
+[Socket]
+SetCorePattern=yes
+[Repeats]
+Keep=2
+[Space]
+FreeSpaceFloor=20M
+END
+systemctl restart coredamd
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.active
+recorded() {
+	journalctl -q --no-pager MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 \
+		COREDUMP_PID=$(systemctl show -p ExecMainPID --value $1) | grep -q .
+}
+for u in one two three; do
+	systemd-run --quiet --slice=crashers.slice --unit=$u /usr/local/bin/crasher -m 8
+	waitfor 120 "the record of crash $u" recorded $u || true
+done
+pids=""
+for u in one two three; do pids="$pids $(systemctl show -p ExecMainPID --value $u)"; done
+echo $pids > $RESULTS/pids
+coredumpctl list --no-legend --no-pager > $RESULTS/cd.list 2>&1 || true
+journalctl -q --no-pager -o json MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 > $RESULTS/cd.json || true
+ls -la /var/lib/coredam/cores > $RESULTS/cores.ls
+systemctl stop coredamd
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
+agent_log
+""", kernel="stock-7.3")
+    assert res.text("pattern.active").strip() == "@@/run/coredam/coredump/socket", res.text("agent.log")[-3000:]
+    assert res.text("pattern.after") == res.text("pattern.before"), res.text("pattern.after")
+    log = res.text("agent.log")
+    assert 'core_pattern set to the coredump socket event=socket core_pattern="@@/run/coredam/coredump/socket"' \
+        in log, log[-3000:]
+    pid1, pid2, pid3 = res.text("pids").split()
+    rows = {line.split()[4]: line for line in res.text("cd.list").splitlines() if len(line.split()) > 5}
+    for pid in (pid1, pid2):
+        assert re.search(r" SIGSEGV present +/usr/local/bin/crasher ", rows.get(pid, "")), res.text("cd.list")
+    assert re.search(r" SIGSEGV none +/usr/local/bin/crasher", rows.get(pid3, "")), res.text("cd.list")
+    recs = [json.loads(line) for line in res.text("cd.json").splitlines() if line.startswith("{")]
+    assert sorted(r.get("COREDAM_STATE") for r in recs) == ["complete", "complete", "skipped-repeat"], recs
+    for r in recs:
+        assert r["SYSLOG_IDENTIFIER"] == "coredamd" and r["COREDUMP_SIGNAL_NAME"] == "SIGSEGV", r
+    skipped = next(r for r in recs if r["COREDAM_STATE"] == "skipped-repeat")
+    assert skipped["COREDUMP_PID"] == pid3 and "COREDUMP_FILENAME" not in skipped, skipped
+    assert skipped["COREDAM_REPEAT_KEPT"] == "2" and skipped["COREDAM_REPEAT_SKIPPED"] == "1", skipped

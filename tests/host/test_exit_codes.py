@@ -249,6 +249,15 @@ def socket_path_not_yet(r: FakeRoot):
     r.configure("[Socket]", "SetCorePattern=yes", f"Listen={r.tmp}/sock/socket")
 
 
+def socket_bound(r: FakeRoot):
+    # coredamd listening, as ExecStartPost= finds it after READY=1
+    socket_path_not_yet(r)
+    (r.tmp / "sock").mkdir(mode=0o700)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(r.tmp / "sock/socket"))
+    s.close()
+
+
 def another_socket_server(r: FakeRoot):
     socket_kernel(r)
     r.write("proc/sys/kernel/core_pattern", "@@/run/systemd/coredump\n")
@@ -447,6 +456,14 @@ TABLE = {
     "d-install-pipe-helper": row("coredamd", "--core-pattern=install", stock_kernel_pipe_helper_missing, 6,
                                  "kernel.core_pattern left as it was"),
     "d-install-not-asked": row("coredamd", "--core-pattern=install", stock_kernel, 0, "core_pattern left as it is"),
+    # ExecStartPost=: the socket's core_pattern once the daemon listens
+    "d-socket-not-asked": row("coredamd", "--core-pattern=socket", stock_kernel, 0, "core_pattern left as it is"),
+    "d-socket-no-coredump-socket": row("coredamd", "--core-pattern=socket", stock_kernel_without_socket, 4,
+                                       "this kernel has no coredump socket"),
+    "d-socket-not-listening": row("coredamd", "--core-pattern=socket", socket_path_not_yet, 6,
+                                  "Listen={tmp}/sock/socket is no socket of root's"),
+    "d-socket-installs": row("coredamd", "--core-pattern=socket", socket_bound, 0,
+                             'core_pattern set to the coredump socket event=socket core_pattern="@@{tmp}/sock/socket"'),
     "d-restore-nothing": row("coredamd", "--core-pattern=restore", stock_kernel, 0, ""),
 
     # coredamctl(1), EXIT STATUS: 0 success, 1 failure (doctor: a problem;

@@ -508,6 +508,54 @@ int agent_core_pattern_install(struct agent *a)
 	return r;
 }
 
+/*
+ * [Socket] SetCorePattern=yes under a service manager: core_pattern names
+ * the socket only once coredamd listens there (ExecStartPost= runs after
+ * READY=1, which follows listen()), so no dump finds it missing. The old
+ * value is saved where install saves it, for restore.
+ */
+int agent_core_pattern_socket(struct agent *a)
+{
+	static const char *const names[] = { "kernel.core_pattern" };
+	char pattern[PATH_MAX + 2];
+	struct stat st;
+	int r;
+
+	if (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup) {
+		log_info("core_pattern left as it is (%s)", a->kern.core_cgroup ? "the kernel queues dumps itself"
+										 : "[Socket] SetCorePattern=no");
+		return 0;
+	}
+	if (!a->kern.core_socket) {
+		log_error("[Socket] SetCorePattern=yes: this kernel has no coredump socket (@@ needs Linux 6.17 or "
+			  "later): core_pattern left as it was");
+		return -EOPNOTSUPP;
+	}
+	if (lstat(a->cfg.sock_listen, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != 0) {
+		log_error("[Socket] Listen=%s is no socket of root's (does coredamd listen there?): core_pattern left "
+			  "as it was", a->cfg.sock_listen);
+		return -ENOTCONN;
+	}
+	r = mkdir_p(a->roots.state, 0755);
+	if (r >= 0)
+		r = coredam_sysctl_save_as(&a->roots, COREDAM_PATTERN_SAVED, names, ELEMENTSOF(names));
+	if (r < 0) {
+		log_error("cannot save core_pattern to %s/%s: %s; left as it was", a->roots.state,
+			  COREDAM_PATTERN_SAVED, strerror(-r));
+		return r;
+	}
+	r = xsnprintf(pattern, sizeof(pattern), "@@%s", a->cfg.sock_listen);
+	if (r >= 0)
+		r = coredam_sysctl_write(&a->roots, "kernel.core_pattern", pattern);
+	if (r < 0) {
+		log_error("cannot write %s/sys/kernel/core_pattern: %s; left as it was", a->roots.proc, strerror(-r));
+		(void)coredam_sysctl_restore_from(&a->roots, COREDAM_PATTERN_SAVED);
+		return r;
+	}
+	log_info("core_pattern set to the coredump socket event=socket core_pattern=\"%s\"", pattern);
+	return 0;
+}
+
 int agent_core_pattern_restore(struct agent *a)
 {
 	int r = coredam_sysctl_restore_from(&a->roots, COREDAM_PATTERN_SAVED);
@@ -538,7 +586,7 @@ int agent_apply_sysctls(struct agent *a, bool first)
 			names[n++] = "kernel.core_pattern";
 			names[n++] = "kernel.core_pipe_limit";
 		}
-		if (a->sock.active)
+		if (a->sock.active && !a->pattern_external)
 			names[n++] = "kernel.core_pattern";
 		r = coredam_sysctl_save(&a->roots, names, n);
 		if (r < 0) {
@@ -558,7 +606,8 @@ int agent_apply_sysctls(struct agent *a, bool first)
 		if (r < 0)
 			return r;
 	} else if (first && a->sock.active) {
-		r = sock_install_pattern(a);
+		/* external: --core-pattern=socket names the socket once this listens */
+		r = a->pattern_external ? 0 : sock_install_pattern(a);
 		if (r < 0)
 			return r;
 		agent_resolve_devices(a);

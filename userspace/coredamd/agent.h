@@ -174,8 +174,12 @@ int agent_apply_core_cgroup(struct agent *a);
 int agent_apply_sysctls(struct agent *a, bool first);
 int agent_apply_admission(struct agent *a);
 void agent_restore(struct agent *a);
-/* --core-pattern=install and =restore: the switch a unit's ExecStartPre=/ExecStopPost= make */
+/*
+ * --core-pattern=install, =socket and =restore: the switch a unit's
+ * ExecStartPre=, ExecStartPost= and ExecStop= make
+ */
 int agent_core_pattern_install(struct agent *a);
+int agent_core_pattern_socket(struct agent *a);
 int agent_core_pattern_restore(struct agent *a);
 void agent_budget_reset(struct agent *a);
 int agent_reload(struct agent *a);

@@ -36,9 +36,11 @@ static void help(FILE *f)
 		"      --proc-root=DIR    procfs (default /proc)\n"
 		"      --sys-root=DIR     sysfs (default /sys)\n"
 		"      --state-dir=DIR    runtime state (default /run/coredam)\n"
-		"      --core-pattern=MODE  self (default): set the pipe helper's core_pattern and\n"
-		"                         restore it at exit; external: leave it to install and restore,\n"
-		"                         which do that alone and exit (a unit's ExecStartPre=/ExecStopPost=)\n"
+		"      --core-pattern=MODE  self (default): set the pipe helper's or the coredump socket's\n"
+		"                         core_pattern and restore it at exit; external: leave it to install\n"
+		"                         (the helper's), socket (once coredamd listens) and restore, which\n"
+		"                         do that alone and exit (a unit's ExecStartPre=, ExecStartPost=,\n"
+		"                         ExecStop=)\n"
 		"  -d, --debug            debug output\n"
 		"  -h, --help             this help\n"
 		"      --version          version\n\n"
@@ -124,9 +126,9 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 			break;
 		case OPT_PATTERN:
 			if (strcmp(optarg, "self") && strcmp(optarg, "external") && strcmp(optarg, "install") &&
-			    strcmp(optarg, "restore")) {
-				fprintf(stderr, "coredamd: --core-pattern=%s: expected self, external, install or restore\n",
-					optarg);
+			    strcmp(optarg, "socket") && strcmp(optarg, "restore")) {
+				fprintf(stderr, "coredamd: --core-pattern=%s: expected self, external, install, socket "
+					"or restore\n", optarg);
 				return EXIT_USAGE;
 			}
 			o->pattern_mode = optarg;
@@ -178,9 +180,10 @@ static int load_config(struct agent *a, const struct options *o)
 }
 
 /*
- * The core_pattern switch alone (@mode install or restore), for a unit's
- * ExecStartPre= and ExecStopPost=, run outside the daemon's sandbox: the
- * daemon itself (--core-pattern=external) cannot write core_pattern.
+ * The core_pattern switch alone (@mode install, socket or restore), for a
+ * unit's ExecStartPre=, ExecStartPost= and ExecStop=, run outside the
+ * daemon's sandbox: the daemon itself (--core-pattern=external) cannot
+ * write core_pattern.
  */
 static int core_pattern_switch(struct agent *a, const char *mode)
 {
@@ -191,7 +194,14 @@ static int core_pattern_switch(struct agent *a, const char *mode)
 		log_error("cannot read %s/sys/kernel: %s", a->roots.proc, strerror(-r));
 		return EXIT_GENERIC;
 	}
-	r = !strcmp(mode, "install") ? agent_core_pattern_install(a) : agent_core_pattern_restore(a);
+	if (!strcmp(mode, "install"))
+		r = agent_core_pattern_install(a);
+	else if (!strcmp(mode, "socket"))
+		r = agent_core_pattern_socket(a);
+	else
+		r = agent_core_pattern_restore(a);
+	if (r == -EOPNOTSUPP)
+		return EXIT_KERNEL;
 	return r < 0 ? EXIT_SYSCTL : EXIT_OK;
 }
 
@@ -280,7 +290,8 @@ int main(int argc, char **argv)
 	r = load_config(a, &o);
 	if (r >= 0)
 		return r;
-	if (!strcmp(o.pattern_mode, "install") || !strcmp(o.pattern_mode, "restore"))
+	if (!strcmp(o.pattern_mode, "install") || !strcmp(o.pattern_mode, "socket") ||
+	    !strcmp(o.pattern_mode, "restore"))
 		return core_pattern_switch(a, o.pattern_mode);
 	a->pattern_external = !strcmp(o.pattern_mode, "external");
 
