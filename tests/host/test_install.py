@@ -57,7 +57,9 @@ def test_install_follows_the_paths(installed, tmp_path):
     assert "ExecStart=/usr/local/sbin/coredamd " in unit
     assert "ExecReload=/usr/local/bin/coredamctl reload" in unit
     sysctl_unit = (dest / "usr/local/lib/systemd/system/coredam-sysctl.service").read_text()
-    for text in (unit, sysctl_unit):
+    socket_unit = (dest / "usr/local/lib/systemd/system/coredam-socket.service").read_text()
+    assert "ExecStart=/usr/local/sbin/coredamd --core-pattern=socket" in socket_unit, socket_unit
+    for text in (unit, sysctl_unit, socket_unit):
         assert not re.search(r"@[A-Z_]+@", text), text
     helper = next(line for line in sysctl_unit.splitlines()
                   if line.startswith("ExecStart=")).split("=", 1)[1].split()[0]

@@ -510,9 +510,11 @@ int agent_core_pattern_install(struct agent *a)
 
 /*
  * [Socket] SetCorePattern=yes under a service manager: core_pattern names
- * the socket only once coredamd listens there (ExecStartPost= runs after
- * READY=1, which follows listen()), so no dump finds it missing. The old
- * value is saved where install saves it, for restore.
+ * the socket only once coredamd listens there (coredam-socket.service
+ * starts after coredamd.service's READY=1, which follows listen()), so no
+ * dump finds it missing. The old value is saved where install saves it,
+ * for restore. Run in the initial mount namespace: the kernel refuses
+ * "@@" from any other.
  */
 int agent_core_pattern_socket(struct agent *a)
 {

@@ -175,8 +175,8 @@ int agent_apply_sysctls(struct agent *a, bool first);
 int agent_apply_admission(struct agent *a);
 void agent_restore(struct agent *a);
 /*
- * --core-pattern=install, =socket and =restore: the switch a unit's
- * ExecStartPre=, ExecStartPost= and ExecStop= make
+ * --core-pattern=install, =socket and =restore: the switch the units'
+ * commands outside the daemon's sandbox make
  */
 int agent_core_pattern_install(struct agent *a);
 int agent_core_pattern_socket(struct agent *a);

@@ -39,8 +39,8 @@ static void help(FILE *f)
 		"      --core-pattern=MODE  self (default): set the pipe helper's or the coredump socket's\n"
 		"                         core_pattern and restore it at exit; external: leave it to install\n"
 		"                         (the helper's), socket (once coredamd listens) and restore, which\n"
-		"                         do that alone and exit (a unit's ExecStartPre=, ExecStartPost=,\n"
-		"                         ExecStop=)\n"
+		"                         do that alone and exit (coredamd.service's ExecStartPre= and\n"
+		"                         ExecStopPost=, coredam-socket.service's ExecStart= and ExecStop=)\n"
 		"  -d, --debug            debug output\n"
 		"  -h, --help             this help\n"
 		"      --version          version\n\n"
@@ -180,10 +180,9 @@ static int load_config(struct agent *a, const struct options *o)
 }
 
 /*
- * The core_pattern switch alone (@mode install, socket or restore), for a
- * unit's ExecStartPre=, ExecStartPost= and ExecStop=, run outside the
- * daemon's sandbox: the daemon itself (--core-pattern=external) cannot
- * write core_pattern.
+ * The core_pattern switch alone (@mode install, socket or restore), for
+ * the units' commands run outside the daemon's sandbox: the daemon itself
+ * (--core-pattern=external) cannot write core_pattern.
  */
 static int core_pattern_switch(struct agent *a, const char *mode)
 {
