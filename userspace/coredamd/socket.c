@@ -141,6 +141,11 @@ int sock_setup(struct agent *a)
 			  "lacks \"socket\"; @@ needs Linux 6.17 or later)", a->roots.proc);
 		return -EOPNOTSUPP;
 	}
+	/* the writers store where coredam-pipe would, and create nothing on the way */
+	r = mkdir_p(a->cfg.pipe_directory, 0755);
+	if (r < 0)
+		log_warning("cannot create %s: %s (the socket's writers refuse to store there until it exists)",
+			    a->cfg.pipe_directory, strerror(-r));
 	r = xsnprintf(a->sock.pattern, sizeof(a->sock.pattern), "@@%s", a->cfg.sock_listen);
 	if (r >= 0)
 		r = sock_bind(a, &a->sock.listen_fd);
