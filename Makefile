@@ -15,6 +15,8 @@
 #   make bench-apache  the Apache crash storm in the Debian guest, five
 #                 setups side by side (no dumps, systemd-coredump,
 #                 coredam-pipe, the patched kernel fixed and adaptive)
+#   make deb      the Debian package (debian/) into build/deb/, checked by
+#                 lintian (scripts/build-deb.sh)
 #   make clean    remove build/
 #
 # Every target that needs Debian packages installs the missing ones first.
@@ -31,7 +33,7 @@ PYTEST_ARGS  ?=
 TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
-.PHONY: all deps userspace install uninstall guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
+.PHONY: all deps userspace install uninstall deb guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
 	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults clean
 
 all: deps userspace guest
@@ -97,6 +99,18 @@ uninstall:
 	-rmdir $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(DATADIR)/coredam \
 		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(DATADIR)/doc/coredam 2>/dev/null
 
+# the Debian package: dpkg-buildpackage -us -uc -b on a copy of the tree in
+# build/deb/coredam (the tree stays clean), the .deb and lintian's report
+# (build/deb/lintian.txt; an error or a warning fails) in build/deb/. Built
+# again only when what goes into it changed.
+DEB_INPUTS := Makefile README.md docs/deployment.md docs/pipe-helper.md scripts/build-deb.sh \
+	$(wildcard debian/* debian/source/* userspace/Makefile userspace/*/*.[ch] \
+		configs/* configs/*/* configs/*/*/* docs/man/*)
+deb: $(BUILD)/deb/lintian.txt
+
+$(BUILD)/deb/lintian.txt: $(DEB_INPUTS) | deps
+	@$(TIMED) deb scripts/build-deb.sh $(BUILD)/deb
+
 kernel: kernel-stock kernel-patched kernel-7.3
 
 kernel-stock: deps
@@ -138,7 +152,7 @@ rootfs: all
 	@$(TIMED) rootfs scripts/mkrootfs.sh $(BUILD)/rootfs/debian.img
 
 # every VM test but the long storm twin that only test-storm runs
-test-vm: kernel initramfs rootfs
+test-vm: kernel initramfs rootfs deb
 	$(TIMED) test-vm $(PYTEST) -m "not storm_only" tests $(PYTEST_ARGS)
 
 # Again on the kernel with every checker on (lockdep, KASAN, kmemleak, the
@@ -179,10 +193,10 @@ test-debug: kernel-debug initramfs
 test-storm: kernel initramfs
 	$(PYTHON) -m pytest -v -rs -s tests/test_storm.py $(PYTEST_ARGS)
 
-# only the tests in the Debian guest under systemd, the Apache storm's too
-# (also part of test-vm)
-test-systemd: kernel rootfs
-	$(PYTHON) -m pytest -v -rs -s tests/test_systemd.py tests/test_apache.py $(PYTEST_ARGS)
+# only the tests in the Debian guest under systemd, the Apache storm's and
+# the Debian package's too (also part of test-vm)
+test-systemd: kernel rootfs deb
+	$(PYTHON) -m pytest -v -rs -s tests/test_systemd.py tests/test_apache.py tests/test_deb.py $(PYTEST_ARGS)
 
 # COREDAM_DEADLINE (seconds since the epoch) bounds every guest boot of the
 # run: a hang fails its test with the console tail before CI's own limit.
@@ -206,7 +220,7 @@ timings-start:
 # the lanes of scripts/test-pipeline.sh: no prerequisites, since lanes run
 # at the same time and must not rebuild what another lane boots
 LANE_PYTEST := $(PYTEST) -p no:cacheprovider
-lane-prepare: test-unit kernel initramfs rootfs
+lane-prepare: test-unit kernel initramfs rootfs deb
 lane-vm:
 	$(TIMED) test-vm $(LANE_PYTEST) -m "not quiet_machine and not storm_only" tests $(PYTEST_ARGS)
 lane-debug:

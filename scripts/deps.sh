@@ -11,6 +11,10 @@ PACKAGES=(
 	busybox-static qemu-system-x86 e2fsprogs python3 python3-pytest
 	linux-source-6.12 libsystemd-dev libzstd-dev libjansson-dev pkg-config
 	clang libclang-rt-14-dev debootstrap ccache
+	# make deb: dpkg-buildpackage (and the build-essential it checks for),
+	# debhelper for debian/rules, lintian; the rest of debian/control's
+	# Build-Depends is above
+	build-essential dpkg-dev debhelper fakeroot lintian
 )
 for group in "$@"; do
 	case "$group" in

@@ -54,12 +54,22 @@ if [[ ! -f $base/.complete ]]; then
 fi
 
 root=$(mktemp -d "$top/build/rootfs/root.XXXXXX")
-trap 'rm -rf "$root"' EXIT
+trap 'rm -rf "$root" "$root.stage"' EXIT
 cp -a "$base/." "$root/"
 rm -f "$root/.complete"
 
-# the project, as a package would install and enable it
-make --no-print-directory -C "$top" install DESTDIR="$root" PREFIX=/usr > /dev/null
+# the project, as a package would install and enable it; what make install
+# put there is listed in /lib/coredam/make-install.files (and its
+# directories, deepest first, in make-install.dirs), so that
+# tests/test_deb.py can take it away again before it installs the .deb
+stage=$root.stage
+rm -rf "$stage"
+make --no-print-directory -C "$top" install DESTDIR="$stage" PREFIX=/usr > /dev/null
+install -d "$root/lib/coredam"
+(cd "$stage" && find . ! -type d | sort) > "$root/lib/coredam/make-install.files"
+(cd "$stage" && find . -mindepth 1 -type d | sort -r) > "$root/lib/coredam/make-install.dirs"
+cp -a "$stage/." "$root/"
+rm -rf "$stage"
 chroot "$root" systemctl enable --quiet coredump.slice coredam-sysctl.service coredamd.service
 
 # the test programs and the job runner

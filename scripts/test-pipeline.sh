@@ -7,7 +7,8 @@
 #           session's scheduling group at nice 19, not only its
 #           processes): it takes what the others leave
 #   first   the unit tests, the stock and patched kernels (and stock 7.3),
-#           the initramfs and the Debian image (make lane-prepare)
+#           the initramfs, the Debian image and the Debian package
+#           (make lane-prepare)
 #                                                           (output live)
 #   lane 1  the VM tests on the stock, patched and 7.3 kernels (output live)
 #   lane 2  the debug kernel, then its VM tests, beside lane 1

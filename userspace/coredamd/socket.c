@@ -117,7 +117,11 @@ static int sock_bind(struct agent *a, int *ret_fd)
 		return log_error_errno(-errno, "socket: %m");
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return log_error_errno(-errno, "cannot bind %s: %m", path);
-	(void)fchmodat(dfd, path_basename(path), 0600, 0);
+	/* the directory, root's and 0700, is what keeps others out: the
+	 * socket's own mode is a second fence, its failure only logged (and
+	 * checked, as glibc's _FORTIFY_SOURCE has fchmodat() demand) */
+	if (fchmodat(dfd, path_basename(path), 0600, 0) < 0)
+		log_warning_errno(-errno, "cannot make the socket %s 0600: %m", path);
 	a->sock.backlog = backlog(a);
 	if (listen(fd, a->sock.backlog) < 0)
 		return log_error_errno(-errno, "cannot listen on %s: %m", path);
