@@ -531,14 +531,19 @@ FreeSpaceFloor=20M
 END
 systemctl restart coredamd
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.active
-recorded() {
-	journalctl -q --no-pager MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 \
-		COREDUMP_PID=$(systemctl show -p ExecMainPID --value $1) | grep -q .
+stored() {
+	ls /var/lib/coredam/cores 2>/dev/null |
+		grep -q "^core[.]crasher[.]$(systemctl show -p ExecMainPID --value $1)[.].*json$"
 }
-for u in one two three; do
-	systemd-run --quiet --slice=crashers.slice --unit=$u /usr/local/bin/crasher -m 8
-	waitfor 120 "the record of crash $u" recorded $u || true
-done
+records() {
+	[ "$(journalctl -q --no-pager -o cat MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 | wc -l)" -ge $1 ]
+}
+systemd-run --quiet --slice=crashers.slice --unit=one /usr/local/bin/crasher -m 8
+waitfor 120 "the first core" stored one || true
+systemd-run --quiet --slice=crashers.slice --unit=two /usr/local/bin/crasher -m 8
+waitfor 120 "the second core" stored two || true
+systemd-run --quiet --slice=crashers.slice --unit=three /usr/local/bin/crasher -m 8
+waitfor 120 "three records" records 3 || true
 pids=""
 for u in one two three; do pids="$pids $(systemctl show -p ExecMainPID --value $u)"; done
 echo $pids > $RESULTS/pids
