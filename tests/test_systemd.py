@@ -320,8 +320,18 @@ agent_ticks 3
 slice_state reloaded
 journalctl -b -u coredamd -o cat --no-pager > $RESULTS/journal.reloaded
 
-# adaptive: the budget moves with a storm on the root disk and a probe beside it
-printf '[Agent]\nMode=adaptive\n[Adaptive]\nFloor=5M\nCeiling=40M\n[Cgroup]\nMemoryHigh=300M\n' | conf
+# what a call costs PID 1: 20 changes of the fixed bandwidth, 20 calls
+pid1_cpu() { awk '{ print $14 + $15 }' /proc/1/stat; }
+coredamctl status --json > $RESULTS/sets.before.json
+pid1_cpu > $RESULTS/sets.cpu
+for i in $(seq 10); do coredamctl set bandwidth 8M >/dev/null; coredamctl set bandwidth 7M >/dev/null; done
+pid1_cpu >> $RESULTS/sets.cpu
+coredamctl status --json > $RESULTS/sets.after.json
+
+# adaptive: the budget moves with a storm on the root disk and a probe
+# beside it (the root file system has some 200 MB free: 6 cores of 16 MB
+# stay above a floor of 20 MB)
+printf '[Agent]\nMode=adaptive\n[Adaptive]\nFloor=2M\nCeiling=20M\nLiftWhenIdle=no\n[Cgroup]\nMemoryHigh=300M\n[Space]\nFreeSpaceFloor=20M\n' | conf
 systemctl reload coredamd
 mkdir -p /var/cores /var/probe
 echo /var/cores/core.%p > /proc/sys/kernel/core_pattern
@@ -364,6 +374,12 @@ agent_log
     assert "event=slice-unit unit=coredump.slice" in journal, journal
     assert "event=io-max-restored" not in journal and "event=slice-fallback" not in journal, journal
 
+    # one call per change of the bandwidth, and what PID 1 spends on it
+    sets = [json.loads(res.text(f"sets.{x}.json"))["agent"] for x in ("before", "after")]
+    assert sets[1]["unit_calls"] - sets[0]["unit_calls"] == 20, sets
+    ticks = [int(x) for x in res.text("sets.cpu").split()]
+    print(f"20 SetUnitProperties calls: PID 1 used {(ticks[1] - ticks[0]) * 10 / 20:.1f} ms of CPU each")
+
     # adaptive: a call only for a budget that changed
     before = json.loads(res.text("adaptive.before.json"))["agent"]
     after = json.loads(res.text("adaptive.after.json"))["agent"]
@@ -374,11 +390,13 @@ agent_log
           f"({calls * 60 / (t1 - t0):.1f} calls a minute)")
     assert after["limits_through"] == "systemd coredump.slice", after
     assert changes > 0, (before, after)
-    # the bandwidths the budget went through, from the floor (5M) on: a
-    # change of concurrency alone makes no call
-    rates = ["5000000"] + re.findall(r"event=budget write_bps=(\S+)", res.text("agent.log"))
-    moves = sum(1 for a, b in zip(rates, rates[1:]) if a != b)
-    assert calls <= moves, (calls, rates)
+    # the bandwidths the budget went through in the storm (its log lines
+    # are counted by budget_changes): a change of concurrency alone makes
+    # no call
+    rates = ["2000000"] + re.findall(r"event=budget write_bps=(\S+)", res.text("agent.log"))
+    window = rates[before["budget_changes"]:after["budget_changes"] + 1]
+    moves = sum(1 for a, b in zip(window, window[1:]) if a != b)
+    assert calls <= moves, (calls, window)
 
     # stopped: the slice's own limits back, and they survive a daemon-reload
     for name in ("stopped", "stopped.reloaded"):
