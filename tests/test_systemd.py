@@ -302,8 +302,9 @@ def show_entries(text, prop):
 def test_slice_limits_set_through_systemd():
     """Under systemd the agent sets coredump.slice's limits as the slice's
     runtime properties: systemd writes them, a daemon-reload keeps them
-    (no io-max-restored), and stopping the agent puts the slice's own back.
-    An adaptive storm counts the calls."""
+    (no io-max-restored), and stopping the agent puts the slice's own back,
+    also after a killed agent was restarted. An adaptive storm counts the
+    calls."""
     res = boot(r"""
 root=$(findmnt -no SOURCE /); echo $(majmin $root) > $RESULTS/root.majmin
 printf '[Limits]\nWriteBandwidth=7M\n[Cgroup]\nMemoryHigh=300M\n' | conf
@@ -327,6 +328,12 @@ pid1_cpu > $RESULTS/sets.cpu
 for i in $(seq 10); do coredamctl set bandwidth 8M >/dev/null; coredamctl set bandwidth 7M >/dev/null; done
 pid1_cpu >> $RESULTS/sets.cpu
 coredamctl status --json > $RESULTS/sets.after.json
+
+# killed: the restarted agent takes the slice's own limits from the file
+# the first one left, not the 7M it finds in force
+pid=$(systemctl show -p MainPID --value coredamd)
+systemctl kill -s KILL coredamd
+waitfor 60 "coredamd restarted" another_agent $pid
 
 # adaptive: the budget moves with a storm on the root disk and a probe
 # beside it (the root file system has some 200 MB free: 6 cores of 16 MB
@@ -398,7 +405,8 @@ agent_log
     moves = sum(1 for a, b in zip(window, window[1:]) if a != b)
     assert calls <= moves, (calls, window)
 
-    # stopped: the slice's own limits back, and they survive a daemon-reload
+    # stopped, after a crash and restart on the way: the slice's own
+    # limits back, and they survive a daemon-reload
     for name in ("stopped", "stopped.reloaded"):
         show = res.text(f"{name}.show")
         assert show_entries(show, "IOWriteBandwidthMax") == [("/var", "10000000")], (name, show)

@@ -76,3 +76,10 @@ slice_state() {
 	cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/$1.io.max
 	cat /sys/fs/cgroup/coredump.slice/memory.high > $RESULTS/$1.memory.high
 }
+
+# another_agent PID: coredamd runs again, with another main PID than PID
+another_agent() {
+	local pid
+	pid=$(systemctl show -p MainPID --value coredamd)
+	[ "$pid" != 0 ] && [ "$pid" != "$1" ] && agent_running
+}
