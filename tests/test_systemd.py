@@ -12,6 +12,8 @@ with `make install` and its units enabled as a package would.
 - cgconfigparser builds the same cgroup from configs/cgconfig.conf.
 - restarting the service mid-storm loses nothing; a broken reload keeps the
   old configuration.
+- the slice's limits go through systemd (runtime unit properties): a
+  daemon-reload keeps the agent's, stopping it puts the slice's own back.
 """
 
 import json
@@ -289,6 +291,130 @@ def check_coredumpctl(res):
     skipped = next(r for r in recs if r["COREDAM_STATE"] == "skipped-repeat")
     assert skipped["COREDAM_REPEAT_KEPT"] == "2" and skipped["COREDAM_REPEAT_SKIPPED"] == "1", skipped
     assert "COREDUMP_FILENAME" not in skipped, skipped
+
+
+def show_entries(text, prop):
+    """The entries of an a(st) property in `systemctl show` output: [(path, limit)]."""
+    return [tuple(v.split()) for k, _, v in (line.partition("=") for line in text.splitlines())
+            if k == prop and v]
+
+
+def test_slice_limits_set_through_systemd():
+    """Under systemd the agent sets coredump.slice's limits as the slice's
+    runtime properties: systemd writes them, a daemon-reload keeps them
+    (no io-max-restored), and stopping the agent puts the slice's own back,
+    also after a killed agent was restarted. An adaptive storm counts the
+    calls."""
+    res = boot(r"""
+root=$(findmnt -no SOURCE /); echo $(majmin $root) > $RESULTS/root.majmin
+printf '[Limits]\nWriteBandwidth=7M\n[Cgroup]\nMemoryHigh=300M\n' | conf
+systemctl reload coredamd
+waitfor 60 "io.max at 7 MB/s" grep -q wbps=7000000 /sys/fs/cgroup/coredump.slice/io.max
+slice_state running
+ls /run/systemd/system.control/coredump.slice.d/ > $RESULTS/dropins.txt
+cat /run/systemd/system.control/coredump.slice.d/50-IOWriteBandwidthMax.conf > $RESULTS/dropin.wbps
+coredamctl status > $RESULTS/status.txt
+ls /run/coredam > $RESULTS/run.running
+# systemd writes the slice's cgroup again: the agent's values, not the unit file's
+systemctl daemon-reload
+agent_ticks 3
+slice_state reloaded
+journalctl -b -u coredamd -o cat --no-pager > $RESULTS/journal.reloaded
+
+# what a call costs PID 1: 20 changes of the fixed bandwidth, 20 calls
+pid1_cpu() { awk '{ print $14 + $15 }' /proc/1/stat; }
+coredamctl status --json > $RESULTS/sets.before.json
+pid1_cpu > $RESULTS/sets.cpu
+for i in $(seq 10); do coredamctl set bandwidth 8M >/dev/null; coredamctl set bandwidth 7M >/dev/null; done
+pid1_cpu >> $RESULTS/sets.cpu
+coredamctl status --json > $RESULTS/sets.after.json
+
+# killed: the restarted agent takes the slice's own limits from the file
+# the first one left, not the 7M it finds in force
+pid=$(systemctl show -p MainPID --value coredamd)
+systemctl kill -s KILL coredamd
+waitfor 60 "coredamd restarted" another_agent $pid
+
+# adaptive: the budget moves with a storm on the root disk and a probe
+# beside it (the root file system has some 200 MB free: 6 cores of 16 MB
+# stay above a floor of 20 MB)
+printf '[Agent]\nMode=adaptive\n[Adaptive]\nFloor=2M\nCeiling=20M\nLiftWhenIdle=no\n[Cgroup]\nMemoryHigh=300M\n[Space]\nFreeSpaceFloor=20M\n' | conf
+systemctl reload coredamd
+mkdir -p /var/cores /var/probe
+echo /var/cores/core.%p > /proc/sys/kernel/core_pattern
+agent_ticks 3
+coredamctl status --json > $RESULTS/adaptive.before.json
+date +%s.%N > $RESULTS/adaptive.time
+systemd-run --quiet --unit=probe --slice=probe.slice \
+    /usr/local/bin/probe -d /var/probe -o $RESULTS/probe.txt -i 50 -s /tmp/stop-probe
+crash 6 16
+stop_probe
+date +%s.%N >> $RESULTS/adaptive.time
+coredamctl status --json > $RESULTS/adaptive.after.json
+rm -rf /var/cores /var/probe
+
+systemctl stop coredamd
+slice_state stopped
+systemctl daemon-reload
+slice_state stopped.reloaded
+ls /run/coredam > $RESULTS/run.stopped
+agent_log
+""")
+    root = res.text("root.majmin").strip()
+    # while it runs: systemd holds the agent's values, under the unit
+    # file's name for the root disk, and wrote them to the cgroup
+    running = res.text("running.show")
+    assert show_entries(running, "IOWriteBandwidthMax") == [("/var", "7000000")], running
+    assert "MemoryHigh=314572800" in running.splitlines(), running
+    assert io_rule(res.text("running.io.max"), root)["wbps"] == "7000000", res.text("running.io.max")
+    assert int(res.text("running.memory.high")) == 300 << 20
+    dropins = res.text("dropins.txt").split()
+    assert "50-IOWriteBandwidthMax.conf" in dropins and "50-MemoryHigh.conf" in dropins, dropins
+    wbps = [line for line in res.text("dropin.wbps").splitlines() if line.startswith("IOWrite")]
+    assert wbps == ["IOWriteBandwidthMax=", "IOWriteBandwidthMax=/var 7000000"], res.text("dropin.wbps")
+    assert "through systemd coredump.slice" in res.text("status.txt"), res.text("status.txt")
+    assert "coredump.slice.saved" in res.text("run.running").split(), res.text("run.running")
+    # a daemon-reload keeps them: nothing to restore, nothing restored
+    assert io_rule(res.text("reloaded.io.max"), root)["wbps"] == "7000000", res.text("reloaded.io.max")
+    assert int(res.text("reloaded.memory.high")) == 300 << 20
+    journal = res.text("journal.reloaded")
+    assert "event=slice-unit unit=coredump.slice" in journal, journal
+    assert "event=io-max-restored" not in journal and "event=slice-fallback" not in journal, journal
+
+    # one call per change of the bandwidth, and what PID 1 spends on it
+    sets = [json.loads(res.text(f"sets.{x}.json"))["agent"] for x in ("before", "after")]
+    assert sets[1]["unit_calls"] - sets[0]["unit_calls"] == 20, sets
+    ticks = [int(x) for x in res.text("sets.cpu").split()]
+    print(f"20 SetUnitProperties calls: PID 1 used {(ticks[1] - ticks[0]) * 10 / 20:.1f} ms of CPU each")
+
+    # adaptive: a call only for a budget that changed
+    before = json.loads(res.text("adaptive.before.json"))["agent"]
+    after = json.loads(res.text("adaptive.after.json"))["agent"]
+    t0, t1 = (float(x) for x in res.text("adaptive.time").split())
+    calls = after["unit_calls"] - before["unit_calls"]
+    changes = after["budget_changes"] - before["budget_changes"]
+    print(f"adaptive storm: {calls} SetUnitProperties calls, {changes} budget changes in {t1 - t0:.0f} s "
+          f"({calls * 60 / (t1 - t0):.1f} calls a minute)")
+    assert after["limits_through"] == "systemd coredump.slice", after
+    assert changes > 0, (before, after)
+    # the bandwidths the budget went through in the storm (its log lines
+    # are counted by budget_changes): a change of concurrency alone makes
+    # no call
+    rates = ["2000000"] + re.findall(r"event=budget write_bps=(\S+)", res.text("agent.log"))
+    window = rates[before["budget_changes"]:after["budget_changes"] + 1]
+    moves = sum(1 for a, b in zip(window, window[1:]) if a != b)
+    assert calls <= moves, (calls, window)
+
+    # stopped, after a crash and restart on the way: the slice's own
+    # limits back, and they survive a daemon-reload
+    for name in ("stopped", "stopped.reloaded"):
+        show = res.text(f"{name}.show")
+        assert show_entries(show, "IOWriteBandwidthMax") == [("/var", "10000000")], (name, show)
+        assert "MemoryHigh=268435456" in show.splitlines(), (name, show)
+        assert io_rule(res.text(f"{name}.io.max"), root)["wbps"] == "10000000", res.text(f"{name}.io.max")
+        assert int(res.text(f"{name}.memory.high")) == 256 << 20, name
+    assert "coredump.slice.saved" not in res.text("run.stopped").split(), res.text("run.stopped")
+    assert "event=slice-restored" in res.text("agent.log"), res.text("agent.log")
 
 
 def test_file_pattern_storm_follows_core_pattern():

@@ -56,3 +56,30 @@ crash() {
 	waitfor 1200 "the storm to end" storm_ended || return 1
 	grep -q '^end' $RESULTS/storm.txt
 }
+
+# agent_ticks N: returns once the agent has ended N more ticks; each
+# replaces its metrics file (a new file renamed over it: a new inode)
+agent_ticks() {
+	local n=$1 last
+	while [ "$n" -gt 0 ]; do
+		last=$(stat -c %i /run/coredam/metrics.prom)
+		waitfor 60 "a tick of the agent" metrics_replaced "$last" || return 1
+		n=$((n - 1))
+	done
+}
+metrics_replaced() { [ "$(stat -c %i /run/coredam/metrics.prom 2>/dev/null)" != "$1" ]; }
+
+# slice_state NAME: what systemd and the cgroup say of coredump.slice's
+# limits, to $RESULTS/NAME.{show,io.max,memory.high}
+slice_state() {
+	systemctl show coredump.slice -p IOWriteBandwidthMax -p MemoryHigh > $RESULTS/$1.show
+	cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/$1.io.max
+	cat /sys/fs/cgroup/coredump.slice/memory.high > $RESULTS/$1.memory.high
+}
+
+# another_agent PID: coredamd runs again, with another main PID than PID
+another_agent() {
+	local pid
+	pid=$(systemctl show -p MainPID --value coredamd)
+	[ "$pid" != 0 ] && [ "$pid" != "$1" ] && agent_running
+}

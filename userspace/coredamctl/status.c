@@ -50,7 +50,7 @@ static json_t *agent_json(const struct ctl_status *s)
 		COREDAM_STATUS_FOREGROUND_PRESSURE, COREDAM_STATUS_SPACE_BELOW, COREDAM_STATUS_FREE_BYTES,
 		COREDAM_STATUS_FLOOR_BYTES, COREDAM_STATUS_BUDGET_CHANGES, COREDAM_STATUS_RELOADS,
 		COREDAM_STATUS_RELOAD_FAILURES, COREDAM_STATUS_WAITING_MEMORY, COREDAM_STATUS_DUMPER_MEMORY,
-		COREDAM_STATUS_MODE, COREDAM_STATUS_CONFIG,
+		COREDAM_STATUS_UNIT_CALLS, COREDAM_STATUS_MODE, COREDAM_STATUS_CONFIG, COREDAM_STATUS_LIMITS_THROUGH,
 		COREDAM_STATUS_LAST_RELOAD, COREDAM_STATUS_DESTINATION,
 	};
 	json_t *o = json_object();
@@ -407,6 +407,16 @@ static void print_human(struct ctl *c, struct ctl_status *s)
 	if (!c->cfg_ok)
 		printf("Config:       %s\n", c->cfg_error);
 	printf("Cgroup:       %s (memory.high %s)\n", s->cgroup, memory_high_str(s, mh, sizeof(mh)));
+	if (s->agent_running && coredam_status_has(&s->agent, COREDAM_STATUS_LIMITS_THROUGH)) {
+		char via[COREDAM_ESCAPE_SIZE(sizeof(s->agent.limits_through))];
+
+		(void)coredam_escape(s->agent.limits_through, 0, via, sizeof(via));
+		if (strcmp(s->agent.limits_through, "cgroupfs") == 0)
+			printf("Limits set:   in cgroupfs\n");
+		else
+			printf("Limits set:   through %s (runtime properties, %" PRIu64 " calls)\n", via,
+			       s->agent.unit_calls);
+	}
 	printf("io.max:       %s", s->io_max[0] ? "" : "(none)\n");
 	for (const char *p = s->io_max; *p;) {
 		size_t len = strcspn(p, "\n");

@@ -167,12 +167,16 @@ int agent_setup_cgroup(struct agent *a)
 		log_error("%s%s: %s", a->roots.cgroup, f.where, f.msg);
 		return r;
 	}
-	r = coredam_cg_write_memory_high(a->cg_fd, a->cfg.memory_high);
-	if (r < 0) {
-		log_error("cannot write %s%s/memory.high: %s", a->roots.cgroup, a->cfg.cgroup, strerror(-r));
-		return r;
-	}
 	snprintf(a->cg_path, sizeof(a->cg_path), "%s", a->cfg.cgroup);
+	/* a slice of systemd's gets its memory.high through systemd, with io.max (agent_apply_io()) */
+	unit_attach(a);
+	if (!a->unit.active) {
+		r = coredam_cg_write_memory_high(a->cg_fd, a->cfg.memory_high);
+		if (r < 0) {
+			log_error("cannot write %s%s/memory.high: %s", a->roots.cgroup, a->cfg.cgroup, strerror(-r));
+			return r;
+		}
+	}
 	r = setup_kernel_leaf(a);
 	if (r < 0)
 		return r;
@@ -256,12 +260,56 @@ void agent_resolve_devices(struct agent *a)
 	}
 }
 
+/* The budget as the slice's limits: each of them on every device, and MemoryHigh. */
+static void slice_want(const struct agent *a, struct coredam_slice_want *ret)
+{
+	*ret = (struct coredam_slice_want){
+		.n_devs = MIN(a->n_devs, (size_t)COREDAM_SLICE_MAX_DEVS),
+		.io = {
+			[COREDAM_SLICE_IO_WRITE_BPS] = a->budget.wbps,
+			[COREDAM_SLICE_IO_READ_BPS] = a->cfg.read_bps,
+			[COREDAM_SLICE_IO_WRITE_IOPS] = a->cfg.write_iops,
+			[COREDAM_SLICE_IO_READ_IOPS] = a->cfg.read_iops,
+		},
+		.memory_high = a->cfg.memory_high,
+	};
+	for (size_t i = 0; i < ret->n_devs; i++) {
+		ret->major[i] = a->devs[i].major;
+		ret->minor[i] = a->devs[i].minor;
+	}
+}
+
+/*
+ * Under systemd, through the slice's unit properties: true when systemd
+ * took them. When it cannot be told, cgroupfs from now on (memory.high
+ * written here, io.max by the caller): logged once, shown in status.
+ */
+static bool apply_through_unit(struct agent *a)
+{
+	struct coredam_slice_want want;
+	int r;
+
+	slice_want(a, &want);
+	r = unit_apply(a, &want);
+	if (r >= 0)
+		return true;
+	log_warning("cannot set %s's limits through systemd: %s; writing %s%s's io.max and memory.high directly "
+		    "from now on event=slice-fallback", a->unit.name, strerror(-r), a->roots.cgroup, a->cg_path);
+	unit_fallback(a);
+	r = coredam_cg_write_memory_high(a->cg_fd, a->cfg.memory_high);
+	if (r < 0)
+		log_error("cannot write %s%s/memory.high: %s", a->roots.cgroup, a->cg_path, strerror(-r));
+	return false;
+}
+
 int agent_apply_io(struct agent *a)
 {
 	struct coredam_io_limit lim[MAX_DEVS], *old = NULL;
 	size_t n_old = 0;
 	int r;
 
+	if (a->unit.active && apply_through_unit(a))
+		return 0;
 	for (size_t i = 0; i < a->n_devs; i++)
 		lim[i] = (struct coredam_io_limit){
 			.major = a->devs[i].major,
@@ -324,7 +372,8 @@ int agent_apply_core_cgroup(struct agent *a)
 
 /*
  * Does io.max hold the budget for every device? Something else may write
- * it: systemd does when it starts coredump.slice or on daemon-reload.
+ * it: systemd does when it starts coredump.slice or on daemon-reload, when
+ * the agent does not set the slice's limits through it (a->unit).
  */
 bool agent_io_in_force(struct agent *a)
 {
@@ -668,7 +717,8 @@ static int reload_apply(struct agent *a, const struct coredam_config *old, struc
 {
 	int r;
 
-	if (strcmp(old->cgroup, a->cfg.cgroup) != 0 || old->memory_high != a->cfg.memory_high) {
+	if (strcmp(old->cgroup, a->cfg.cgroup) != 0 || old->memory_high != a->cfg.memory_high ||
+	    old->set_through_systemd != a->cfg.set_through_systemd) {
 		r = agent_setup_cgroup(a);
 		if (r < 0)
 			return coredam_error_set(reterr, r, "cgroup %s setup failed: %s", a->cfg.cgroup, strerror(-r));

@@ -16,6 +16,7 @@
 #include "escape.h"
 #include "metrics.h"
 #include "roots.h"
+#include "slice.h"
 #include "sock-admit.h"
 #include "sock-proto.h"
 #include "space.h"
@@ -85,6 +86,21 @@ struct sock_server {
 	bool stopping;			/* the agent stops: what arrives now is rejected */
 };
 
+/*
+ * The dump cgroup as a systemd slice (unit.c): while active, its limits go
+ * to systemd as runtime unit properties, not to cgroupfs.
+ */
+struct slice_unit {
+	struct sd_bus *bus;		/* PID 1's private socket, or the system bus */
+	char name[256];			/* "coredump.slice" */
+	char object[512];		/* its D-Bus object */
+	bool active;
+	bool have_sent;
+	struct coredam_slice_want sent;	/* what systemd was last told */
+	struct coredam_slice_limits saved;	/* the slice's own limits, put back at stop */
+	uint64_t calls;			/* SetUnitProperties calls made */
+};
+
 struct psi_source {
 	char path[PATH_MAX];	/* absolute path of the pressure file */
 	char cgroup[PATH_MAX];	/* its cgroup ("/system.slice"); "" for the system's */
@@ -151,6 +167,7 @@ struct agent {
 	size_t n_dumps;
 
 	struct sock_server sock;
+	struct slice_unit unit;
 
 	int sig_fd, ctl_fd, events_fd;
 	bool quit, reload;
@@ -185,6 +202,28 @@ void agent_budget_reset(struct agent *a);
 int agent_reload(struct agent *a);
 /* SET NAME VALUE of the control socket, put in force; on failure *reterr says why. */
 int agent_set(struct agent *a, const char *name, const char *value, struct coredam_error *reterr);
+
+/* unit.c: the slice's limits through systemd */
+/*
+ * Under systemd, with [Cgroup] SetThroughSystemd=yes, when a->cg_path is
+ * the cgroup of a slice systemd has loaded: connect, keep the slice's own
+ * limits (in the state directory too) and mark a->unit active; else leave
+ * it inactive. Logged; never fatal.
+ */
+void unit_attach(struct agent *a);
+/*
+ * Tell systemd the properties of @want that differ from what it was last
+ * told, in one SetUnitProperties call (runtime). On failure it connects
+ * again and tries once more; a second failure is returned.
+ */
+int unit_apply(struct agent *a, const struct coredam_slice_want *want);
+/*
+ * Stop setting them through systemd after unit_apply() failed: the saved
+ * copy stays for the next start only if something was set.
+ */
+void unit_fallback(struct agent *a);
+/* Put the slice's own limits back, forget the saved copy, disconnect. */
+void unit_detach(struct agent *a);
 
 /* socket.c: the coredump socket's server */
 /* Listen on [Socket] Listen=; false when the socket is not served */

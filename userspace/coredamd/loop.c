@@ -282,6 +282,7 @@ static void write_metrics(struct agent *a)
 
 	a->m.mode = a->cfg.mode;
 	a->m.budget = a->budget;
+	a->m.unit_calls = a->unit.calls;
 	a->m.have_stats = a->have_last_stats;
 	a->m.stats = a->last_stats;
 	a->m.have_pipe = a->stats_from_pipe && coredam_pipe_stats_read(a->roots.state, &a->m.pipe) == 0;
@@ -330,7 +331,12 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	in->cgroup_gone = !a->tick.cg_lost && agent_cgroup_gone(a);
 	in->pattern_changed = coredam_sysctl_read(&a->roots, "kernel.core_pattern", pat, sizeof(pat)) == 0 &&
 			      strcmp(pat, a->core_pattern) != 0;
-	in->io_in_force = in->pattern_changed || agent_io_in_force(a);
+	/*
+	 * A slice of systemd's: systemd writes io.max from the properties
+	 * the agent set, on daemon-reload too; what it writes is not
+	 * fought over.
+	 */
+	in->io_in_force = in->pattern_changed || a->unit.active || agent_io_in_force(a);
 	track_dumps(a, true);
 	in->have_disk = read_disk_sectors(a, &in->disk_sectors);
 	pressure_sample(a, in->now_usec, &in->pressure);
@@ -505,6 +511,11 @@ static void status_state(const struct agent *a, struct coredam_status *st)
 	st->budget_changes = a->m.budget_changes;
 	st->reloads = a->m.reloads;
 	st->reload_failures = a->m.reload_failures;
+	if (a->unit.active)
+		snprintf(st->limits_through, sizeof(st->limits_through), "systemd %s", a->unit.name);
+	else
+		snprintf(st->limits_through, sizeof(st->limits_through), "cgroupfs");
+	st->unit_calls = a->unit.calls;
 }
 
 /* The STATUS answer: every field of struct coredam_status, one line each. */

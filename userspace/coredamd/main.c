@@ -246,16 +246,21 @@ static int start(struct agent *a)
 	agent_budget_reset(a);
 	agent_resolve_devices(a);
 	(void)agent_apply_io(a);	/* logged; the tick tries again */
-	if (setup_runtime(a) < 0)
+	if (setup_runtime(a) < 0) {
+		unit_detach(a);
 		return EXIT_RUNTIME_DIR;
+	}
 	/* listening before core_pattern names the socket: no dump finds it missing */
 	r = sock_setup(a);
-	if (r < 0)
+	if (r < 0) {
+		unit_detach(a);
 		return r == -EOPNOTSUPP ? EXIT_KERNEL : EXIT_RUNTIME_DIR;
+	}
 	/* the originals are saved first */
 	if (agent_apply_sysctls(a, true) < 0) {
 		sock_close(a);
 		agent_restore(a);
+		unit_detach(a);
 		return EXIT_SYSCTL;
 	}
 	pressure_setup(a);
@@ -311,6 +316,8 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1");
 	/* core_pattern back first: no new dump connects to a socket about to close */
 	agent_restore(a);
+	/* the slice's own limits back: nobody manages its budget any more */
+	unit_detach(a);
 	sock_close(a);
 	pressure_close(a);
 	unlink(a->cfg.control_socket);

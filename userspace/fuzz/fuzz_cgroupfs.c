@@ -9,7 +9,10 @@
  * itself; core_dump_stats parses only when every counter the agent knows is
  * named at the start of a line, and then parses the same with the lines in
  * another order; the pipe counters survive format and parse; a cgroup path
- * that passes is absolute, not the root, without "." or ".." components.
+ * that passes is absolute, not the root, without "." or ".." components;
+ * a slice's unit name is the path's last component (without systemd's
+ * "_" escape), ends in ".slice" and holds no "/"; the saved limits
+ * survive format and parse.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "fuzz.h"
 #include "pipe-state.h"
 #include "psi.h"
+#include "slice.h"
 #include "sysctl.h"
 #include "macro.h"
 
@@ -117,6 +121,25 @@ static void check_cg_path(const char *s)
 	}
 }
 
+static void check_slice(const char *s)
+{
+	static struct coredam_slice_limits l, back;
+	char name[256], text[16384];
+	const char *last = strrchr(s, '/');
+
+	if (coredam_slice_unit_name(s, name, sizeof(name)) >= 0) {
+		FUZZ_CHECK(last && !strchr(name, '/'));
+		last += 1 + (last[1] == '_');
+		FUZZ_CHECK(strcmp(name, last) == 0);
+		FUZZ_CHECK(strlen(name) > 6 && strcmp(name + strlen(name) - 6, ".slice") == 0);
+	}
+	if (coredam_slice_limits_parse(s, &l) < 0)
+		return;
+	FUZZ_CHECK(coredam_slice_limits_format(&l, text, sizeof(text)) > 0);
+	FUZZ_CHECK(coredam_slice_limits_parse(text, &back) == 0);
+	FUZZ_CHECK(memcmp(&l, &back, sizeof(l)) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_string(data, size);
@@ -128,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_stats(s);
 	check_pipe_stats(s);
 	check_cg_path(s);
+	check_slice(s);
 	free(s);
 	return 0;
 }

@@ -62,6 +62,7 @@ static const struct key keys[] = {
 	K("Cgroup", "Path", T_CGROUP, cgroup, "/coredump.slice"),
 	K("Cgroup", "KernelLeaf", T_STRING, kernel_leaf, "auto"),
 	K("Cgroup", "MemoryHigh", T_SIZE_MAX, memory_high, "256M"),
+	K("Cgroup", "SetThroughSystemd", T_BOOL, set_through_systemd, "yes"),
 	K("Devices", "Destination", T_DESTINATION, destination, "auto"),
 	K("Devices", "Devices", T_LIST, devices, ""),
 	K("Limits", "WriteBandwidth", T_RATE_MAX, write_bps, "10M"),

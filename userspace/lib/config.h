@@ -37,6 +37,7 @@ struct coredam_config {
 	char cgroup[PATH_MAX];
 	char kernel_leaf[1024];		/* "auto", "none" or a child of cgroup */
 	uint64_t memory_high;
+	bool set_through_systemd;	/* a loaded slice: its limits as systemd unit properties */
 
 	/* [Devices] */
 	char destination[PATH_MAX];	/* "" = from core_pattern */

@@ -157,6 +157,8 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 	       "Foreground I/O stall fraction over the last interval.", m->foreground_pressure);
 	metric_u(&w, "budget_changes_total", "counter", "Budget changes made by the agent.",
 		 m->budget_changes);
+	metric_u(&w, "slice_property_calls_total", "counter",
+		 "Limits set on the dump cgroup's slice through systemd (SetUnitProperties calls).", m->unit_calls);
 	metric_u(&w, "pressure_triggers_total", "counter", "PSI trigger events received.",
 		 m->pressure_triggers);
 	metric_u(&w, "space_below_floor", "gauge", "1 while the destination is below its free-space floor.",

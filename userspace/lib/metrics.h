@@ -20,6 +20,7 @@ struct coredam_metrics {
 	bool space_below;
 	uint64_t free_bytes, floor_bytes;
 	uint64_t budget_changes;
+	uint64_t unit_calls;		/* SetUnitProperties calls: the slice's limits through systemd */
 	uint64_t pressure_triggers;
 	uint64_t reloads, reload_failures;
 	uint64_t space_low_episodes;

@@ -49,6 +49,8 @@ static const struct field fields[COREDAM_STATUS_N_FIELDS] = {
 	FIELD(RELOAD_FAILURES, KIND_U64, reload_failures),
 	FIELD(WAITING_MEMORY, KIND_U64, waiting_memory),
 	FIELD(DUMPER_MEMORY, KIND_U64, dumper_memory),
+	FIELD(LIMITS_THROUGH, KIND_STR, limits_through),
+	FIELD(UNIT_CALLS, KIND_U64, unit_calls),
 };
 
 const char *coredam_status_key(enum coredam_status_field f)

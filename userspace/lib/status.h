@@ -52,6 +52,8 @@ enum coredam_status_field {
 	COREDAM_STATUS_RELOAD_FAILURES,
 	COREDAM_STATUS_WAITING_MEMORY,
 	COREDAM_STATUS_DUMPER_MEMORY,
+	COREDAM_STATUS_LIMITS_THROUGH,
+	COREDAM_STATUS_UNIT_CALLS,
 	COREDAM_STATUS_N_FIELDS,
 };
 
@@ -88,6 +90,8 @@ struct coredam_status {
 	uint64_t budget_changes, reloads, reload_failures;
 	uint64_t waiting_memory;	/* WaitingMemoryMax= in bytes; 0: none */
 	uint64_t dumper_memory;		/* what one dumper holds as it counts (RssAnon); 0: none seen */
+	char limits_through[272];	/* "cgroupfs", or the slice unit systemd sets them on */
+	uint64_t unit_calls;		/* SetUnitProperties calls on it */
 };
 
 static inline bool coredam_status_has(const struct coredam_status *s, enum coredam_status_field f)

@@ -19,7 +19,8 @@ static const char today[] =
 	"space_below=0\nfree_bytes=1073741824\nfloor_bytes=536870912\n"
 	"device=8:0 sda disk\ndevice=253:1 dm-1 dm\n"
 	"budget_changes=7\nreloads=1\nreload_failures=0\n"
-	"waiting_memory=1610612736\ndumper_memory=209715200\n";
+	"waiting_memory=1610612736\ndumper_memory=209715200\n"
+	"limits_through=systemd coredump.slice\nunit_calls=3\n";
 
 static const char *format(const struct coredam_status *s)
 {
@@ -47,6 +48,8 @@ TEST(status_round_trip)
 	CHECK_STREQ(s.devices[1].kind, "dm");
 	CHECK_EQ_INT(s.reloads, 1);
 	CHECK(s.waiting_memory == 1610612736 && s.dumper_memory == 209715200);
+	CHECK_STREQ(s.limits_through, "systemd coredump.slice");
+	CHECK_EQ_INT(s.unit_calls, 3);
 	/* the wire format is the one every coredamctl reads */
 	CHECK_STREQ(format(&s), today);
 	CHECK_EQ_INT(coredam_status_parse(format(&s), &again), COREDAM_STATUS_N_FIELDS);
