@@ -48,10 +48,11 @@ int agent_check_kernel(struct agent *a)
 	 * them nothing here needs it, and a compromised agent is weaker
 	 * without; but for the coredump socket's writers, which confine
 	 * themselves in a mount namespace of their own (and then drop every
-	 * capability).
+	 * capability) unless the unit's sandbox stands in for it (external).
 	 */
 	if (!k->core_cgroup && !k->core_max_concurrency && !k->core_max_waiting && !k->core_wait_timeout_ms &&
-	    !k->core_writeback_window && !(a->cfg.sock_set_core_pattern && a->cfg.pipe_sandbox)) {
+	    !k->core_writeback_window &&
+	    !(a->cfg.sock_set_core_pattern && a->cfg.pipe_sandbox && !a->pattern_external)) {
 		r = coredam_cap_drop(CAP_SYS_ADMIN);
 		if (r < 0)
 			log_warning("cannot drop CAP_SYS_ADMIN, which this kernel's knobs do not need: %s", strerror(-r));

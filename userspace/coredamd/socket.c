@@ -335,7 +335,12 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 	}
 	if (a->cfg.pipe_sandbox) {
 		log_open();
-		r = coredam_sandbox_enter(a->roots.state, &e);
+		/*
+		 * Under coredamd.service (external) the unit's sandbox has
+		 * made the file system read-only but for the agent's own
+		 * paths, and forbids a namespace of the writer's own.
+		 */
+		r = coredam_sandbox_enter(a->pattern_external ? NULL : a->roots.state, &e);
 		if (r < 0) {
 			log_error("core of pid %d not stored: cannot confine the writer: %s ([Pipe] Sandbox=no stores cores unconfined)",
 				  (int)c->peer.pid, e.msg);

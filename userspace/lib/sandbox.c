@@ -156,6 +156,16 @@ static int caps_drop(struct coredam_error *reterr)
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
 
+	if (syscall(SYS_capget, &h, d) < 0)
+		return coredam_error_set(reterr, -errno, "capget: %s", strerror(errno));
+	/*
+	 * The securebits and the bounding set take CAP_SETPCAP, which a
+	 * service's bounding set may have taken already; they only matter
+	 * at the next execve(), which no_new_privs and the filter forbid.
+	 */
+	if (!(d[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP)))
+		goto sets;
+	memset(d, 0, sizeof(d));
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 		  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)
@@ -168,6 +178,8 @@ static int caps_drop(struct coredam_error *reterr)
 		return coredam_error_set(reterr, -errno,
 					 "bounding set, capability %lu: %s", cap, strerror(errno));
 	}
+sets:
+	memset(d, 0, sizeof(d));
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return coredam_error_set(reterr, -errno, "ambient capabilities: %s", strerror(errno));
 	if (syscall(SYS_capset, &h, d) < 0)
@@ -179,9 +191,11 @@ int coredam_sandbox_enter(const char *writable, struct coredam_error *reterr)
 {
 	int r;
 
-	r = mounts_enter(writable, reterr);
-	if (r < 0)
-		return r;
+	if (writable) {
+		r = mounts_enter(writable, reterr);
+		if (r < 0)
+			return r;
+	}
 	r = caps_drop(reterr);
 	if (r < 0)
 		return r;

@@ -13,9 +13,13 @@
  *  - a mount namespace of its own in which every mount is read-only,
  *    nosuid, nodev and noexec, but for a bind mount of @writable (the state
  *    directory); files opened before keep the access they were opened with,
- *    so a directory descriptor opened before still creates files in it;
- *  - no capabilities left: effective, permitted, inheritable, ambient and
- *    the bounding set empty, the root exemptions locked off;
+ *    so a directory descriptor opened before still creates files in it.
+ *    @writable NULL: none, for a process whose service manager has made
+ *    the file system read-only to it already and forbids new namespaces
+ *    (coredamd's socket writers under coredamd.service);
+ *  - no capabilities left: effective, permitted, inheritable and ambient
+ *    empty, and, where CAP_SETPCAP allows, the bounding set too, the root
+ *    exemptions locked off (both matter only at an execve());
  *  - no_new_privs, and a seccomp filter that lets through only the system
  *    calls the helper makes from then on (file I/O on open descriptors,
  *    memory, time, signals, inotify, exit); any other fails with EPERM, a
