@@ -656,6 +656,8 @@ Keep=2
 FreeSpaceFloor=20M
 END
 systemctl restart coredamd
+# pulled in by coredamd.service (Wants=), started once coredamd is ready
+waitfor 60 "coredam-socket.service active" systemctl -q is-active coredam-socket
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.active
 stored() {
 	ls /var/lib/coredam/cores 2>/dev/null |
@@ -679,12 +681,15 @@ ls -la /var/lib/coredam/cores > $RESULTS/cores.ls
 systemctl stop coredamd
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
 agent_log
+journalctl -b -u coredam-socket --no-pager -o cat > $RESULTS/socket-unit.log || true
 """, kernel="stock-7.3")
     assert res.text("pattern.active").strip() == "@@/run/coredam/coredump/socket", res.text("agent.log")[-3000:]
     assert res.text("pattern.after") == res.text("pattern.before"), res.text("pattern.after")
-    log = res.text("agent.log")
+    # written by coredam-socket.service, in the initial mount namespace, restored by it before the daemon stopped
+    unit_log = res.text("socket-unit.log")
     assert 'core_pattern set to the coredump socket event=socket core_pattern="@@/run/coredam/coredump/socket"' \
-        in log, log[-3000:]
+        in unit_log, unit_log
+    assert "core_pattern restored event=core-pattern-restored" in unit_log, unit_log
     pid1, pid2, pid3 = res.text("pids").split()
     rows = {line.split()[4]: line for line in res.text("cd.list").splitlines() if len(line.split()) > 5}
     for pid in (pid1, pid2):
