@@ -136,6 +136,8 @@ sed 's|^[.]||' /lib/coredam/make-install.files | xargs rm -f
 sed 's|^[.]||' /lib/coredam/make-install.dirs | grep -e coredam -e 'coredump@' |
 	xargs rmdir --ignore-fail-on-non-empty
 rm -rf /var/lib/coredam /run/coredam
+# and the slice's limits it set as runtime properties, as the package's postrm removes them
+rm -rf /run/systemd/system.control/coredump.slice.d
 systemctl daemon-reload
 sed 's|^[.]||' /lib/coredam/make-install.files > $RESULTS/make-install.files
 snapshot before

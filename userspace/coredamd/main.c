@@ -38,7 +38,8 @@ static void help(FILE *f)
 		"      --state-dir=DIR    runtime state (default /run/coredam)\n"
 		"      --core-pattern=MODE  self (default): set the pipe helper's or the coredump socket's\n"
 		"                         core_pattern and restore it at exit; external: leave it to install\n"
-		"                         (the helper's), socket (once coredamd listens) and restore, which\n"
+		"                         (the helper's), socket (once coredamd listens), restore and\n"
+		"                         restore-socket (only what socket saved), which\n"
 		"                         do that alone and exit (coredamd.service's ExecStartPre= and\n"
 		"                         ExecStopPost=, coredam-socket.service's ExecStart= and ExecStop=)\n"
 		"  -d, --debug            debug output\n"
@@ -126,9 +127,9 @@ static int parse_options(struct agent *a, struct options *o, int argc, char **ar
 			break;
 		case OPT_PATTERN:
 			if (strcmp(optarg, "self") && strcmp(optarg, "external") && strcmp(optarg, "install") &&
-			    strcmp(optarg, "socket") && strcmp(optarg, "restore")) {
-				fprintf(stderr, "coredamd: --core-pattern=%s: expected self, external, install, socket "
-					"or restore\n", optarg);
+			    strcmp(optarg, "socket") && strcmp(optarg, "restore") && strcmp(optarg, "restore-socket")) {
+				fprintf(stderr, "coredamd: --core-pattern=%s: expected self, external, install, socket, "
+					"restore or restore-socket\n", optarg);
 				return EXIT_USAGE;
 			}
 			o->pattern_mode = optarg;
@@ -197,6 +198,8 @@ static int core_pattern_switch(struct agent *a, const char *mode)
 		r = agent_core_pattern_install(a);
 	else if (!strcmp(mode, "socket"))
 		r = agent_core_pattern_socket(a);
+	else if (!strcmp(mode, "restore-socket") && (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup))
+		r = 0;	/* what was saved is the pipe helper's to put back */
 	else
 		r = agent_core_pattern_restore(a);
 	if (r == -EOPNOTSUPP)
@@ -295,7 +298,7 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	if (!strcmp(o.pattern_mode, "install") || !strcmp(o.pattern_mode, "socket") ||
-	    !strcmp(o.pattern_mode, "restore"))
+	    !strcmp(o.pattern_mode, "restore") || !strcmp(o.pattern_mode, "restore-socket"))
 		return core_pattern_switch(a, o.pattern_mode);
 	a->pattern_external = !strcmp(o.pattern_mode, "external");
 
