@@ -31,7 +31,8 @@ from harness.paths import BUILD
 from harness.qemu import boot as qemu_boot
 
 DEB_DIR = BUILD / "deb"
-UNITS = ["coredamd.service", "coredam-sysctl.service", "coredump.slice", "coredump-kernel.slice"]
+UNITS = ["coredamd.service", "coredam-sysctl.service", "coredam-socket.service", "coredump.slice",
+         "coredump-kernel.slice"]
 # the units the package enables and starts, as docs/deployment.md has an
 # operator do after `make install`
 ENABLED = ["coredamd.service", "coredam-sysctl.service", "coredump.slice"]
