@@ -534,6 +534,20 @@ static int apply_pipe(struct agent *a)
 	return 0;
 }
 
+/* The sysctls @names as they are, for agent_core_pattern_restore(); a previous run's kept. */
+static int save_pattern(struct agent *a, const char *const *names, size_t n)
+{
+	int r;
+
+	r = mkdir_p(a->roots.state, 0755);
+	if (r >= 0)
+		r = coredam_sysctl_save_as(&a->roots, COREDAM_PATTERN_SAVED, names, n);
+	if (r < 0)
+		log_error("cannot save core_pattern to %s/%s: %s; left as it was", a->roots.state,
+			  COREDAM_PATTERN_SAVED, strerror(-r));
+	return r;
+}
+
 int agent_core_pattern_install(struct agent *a)
 {
 	static const char *const names[] = { "kernel.core_pattern", "kernel.core_pipe_limit" };
@@ -544,14 +558,9 @@ int agent_core_pattern_install(struct agent *a)
 										 : "[Pipe] SetCorePattern=no");
 		return 0;
 	}
-	r = mkdir_p(a->roots.state, 0755);
-	if (r >= 0)
-		r = coredam_sysctl_save_as(&a->roots, COREDAM_PATTERN_SAVED, names, ELEMENTSOF(names));
-	if (r < 0) {
-		log_error("cannot save core_pattern to %s/%s: %s; left as it was", a->roots.state,
-			  COREDAM_PATTERN_SAVED, strerror(-r));
+	r = save_pattern(a, names, ELEMENTSOF(names));
+	if (r < 0)
 		return r;
-	}
 	r = install_pipe(a);
 	if (r < 0)
 		(void)coredam_sysctl_restore_from(&a->roots, COREDAM_PATTERN_SAVED);
@@ -588,14 +597,9 @@ int agent_core_pattern_socket(struct agent *a)
 			  "as it was", a->cfg.sock_listen);
 		return -ENOTCONN;
 	}
-	r = mkdir_p(a->roots.state, 0755);
-	if (r >= 0)
-		r = coredam_sysctl_save_as(&a->roots, COREDAM_PATTERN_SAVED, names, ELEMENTSOF(names));
-	if (r < 0) {
-		log_error("cannot save core_pattern to %s/%s: %s; left as it was", a->roots.state,
-			  COREDAM_PATTERN_SAVED, strerror(-r));
+	r = save_pattern(a, names, ELEMENTSOF(names));
+	if (r < 0)
 		return r;
-	}
 	r = xsnprintf(pattern, sizeof(pattern), "@@%s", a->cfg.sock_listen);
 	if (r >= 0)
 		r = coredam_sysctl_write(&a->roots, "kernel.core_pattern", pattern);
