@@ -79,15 +79,17 @@ static void check_delegation(struct ctl *c, int rootfd)
 /*
  * The helper a pipe core_pattern names, and the one coredamd would
  * install: the kernel runs it as root for every crash, and one that is
- * missing loses every core.
+ * missing loses every core. false when core_pattern's is refused.
  */
-static void check_pipe_helpers(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
+static bool check_pipe_helpers(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
 {
 	struct coredam_core_pattern cp = { 0 };
 	struct coredam_error e;
+	bool ok = true;
 
 	if (coredam_core_pattern_parse(pattern, &cp) == 0 && cp.kind == COREDAM_CORE_PIPE) {
-		if (coredam_pipe_helper_check(cp.helper, 0, &e) < 0)
+		ok = coredam_pipe_helper_check(cp.helper, 0, &e) == 0;
+		if (!ok)
 			report(2, "core_pattern pipes cores to %s, which is refused: %s; cores are lost or unsafe",
 			       cp.helper, e.msg);
 		else
@@ -96,6 +98,7 @@ static void check_pipe_helpers(struct ctl *c, const struct coredam_kernel_suppor
 	if (c->cfg.pipe_set_core_pattern && !k->core_cgroup && strcmp(cp.helper, c->cfg.pipe_program) != 0 &&
 	    coredam_pipe_helper_check(c->cfg.pipe_program, 0, &e) < 0)
 		report(2, "[Pipe] Program=%s refused: %s; coredamd will not install it", c->cfg.pipe_program, e.msg);
+	return ok;
 }
 
 /*
@@ -130,18 +133,16 @@ static enum doctor_path path_in_force(const struct ctl *c, const struct coredam_
 	return DOCTOR_PATH_NONE;
 }
 
-/* The kernel's coredam support, and whether its counters can be read; *@k as probed. */
-static void check_kernel(struct ctl *c, struct coredam_kernel_support *k, const char *pattern)
+/* The kernel's coredam support as probed (@r the probe's result), and whether its counters can be read. */
+static void check_kernel(struct ctl *c, const struct coredam_kernel_support *k, int r, enum doctor_path path)
 {
 	struct coredam_stats st;
-	int r;
 
-	r = coredam_kernel_probe(&c->roots, k);
 	if (r < 0) {
 		report(2, "%s/sys/kernel: %s", c->roots.proc, strerror(-r));
 	} else if (coredam_kernel_full(k)) {
 		report(0, "kernel has core_cgroup, the admission queue, the writeback window and core_dump_stats");
-	} else if (!c->cfg.require_kernel_support && path_in_force(c, k, pattern) == DOCTOR_PATH_SOCKET) {
+	} else if (!c->cfg.require_kernel_support && path == DOCTOR_PATH_SOCKET) {
 		report(0, "kernel without the coredam patches (no %s/sys/kernel/core_cgroup): not needed while coredamd "
 			  "serves the coredump socket", c->roots.proc);
 	} else {
@@ -210,15 +211,14 @@ static void check_cgroup(struct ctl *c, const struct coredam_kernel_support *k)
 }
 
 /* Where cores go, from the configuration or core_pattern; NULL if unknown (reported). */
-static const char *check_pattern(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern,
+static const char *check_pattern(struct ctl *c, const char *pattern, enum doctor_path path,
 				 struct coredam_core_pattern *cp)
 {
 	const char *dest = NULL;
 
-	check_pipe_helpers(c, k, pattern);
 	if (c->cfg.destination[0]) {
 		dest = c->cfg.destination;
-	} else if (path_in_force(c, k, pattern) == DOCTOR_PATH_SOCKET) {
+	} else if (path == DOCTOR_PATH_SOCKET) {
 		/* the socket's writer stores as coredam-pipe does */
 		dest = c->cfg.pipe_directory;
 	} else if (coredam_core_pattern_parse(pattern, cp) == 0 && cp->dir_known) {
@@ -235,13 +235,13 @@ static const char *check_pattern(struct ctl *c, const struct coredam_kernel_supp
  * none is a warning (a problem with RequireKernelSupport=yes), with what
  * would put one in force.
  */
-static void check_path(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern)
+static void check_path(struct ctl *c, const struct coredam_kernel_support *k, const char *pattern,
+		       enum doctor_path path, bool helper_ok)
 {
 	struct coredam_core_pattern cp = { 0 };
 	int none = c->cfg.require_kernel_support ? 2 : 1;
-	struct coredam_error e;
 
-	switch (path_in_force(c, k, pattern)) {
+	switch (path) {
 	case DOCTOR_PATH_KERNEL:
 		report(0, "path: the kernel series: every dump waits its turn in the kernel and is charged to %s",
 		       c->cfg.cgroup);
@@ -252,7 +252,7 @@ static void check_path(struct ctl *c, const struct coredam_kernel_support *k, co
 		return;
 	case DOCTOR_PATH_PIPE:
 		(void)coredam_core_pattern_parse(pattern, &cp);
-		if (coredam_pipe_helper_check(cp.helper, 0, &e) < 0) {
+		if (!helper_ok) {
 			report(2, "path: none: the pipe helper %s is refused (above)", cp.helper);
 			return;
 		}
@@ -324,7 +324,9 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 	struct coredam_kernel_support k = { 0 };
 	struct coredam_core_pattern cp;
 	char v[PATH_MAX], resp[256], pattern[1024] = "";
+	enum doctor_path path;
 	const char *dest;
+	bool helper_ok;
 	int r;
 
 	if (argc > 1) {
@@ -339,12 +341,15 @@ int cmd_doctor(struct ctl *c, int argc, char **argv)
 	else
 		report(2, "configuration: %s", c->cfg_error);
 	coredam_sysctl_read(&c->roots, "kernel.core_pattern", pattern, sizeof(pattern));
-	check_kernel(c, &k, pattern);
+	r = coredam_kernel_probe(&c->roots, &k);
+	path = path_in_force(c, &k, pattern);
+	check_kernel(c, &k, r, path);
 	check_cgroup(c, &k);
-	dest = check_pattern(c, &k, pattern, &cp);
+	helper_ok = check_pipe_helpers(c, &k, pattern);
+	dest = check_pattern(c, pattern, path, &cp);
 	if (dest)
 		check_destination(c, dest);
-	check_path(c, &k, pattern);
+	check_path(c, &k, pattern, path, helper_ok);
 
 	/* PSI for adaptive mode */
 	snprintf(v, sizeof(v), "%s/pressure/io", c->roots.proc);
