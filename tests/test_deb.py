@@ -155,13 +155,7 @@ rc=0; coredamctl status > $RESULTS/status.txt 2>&1 || rc=$?
 echo $rc > $RESULTS/status.rc
 
 # the step docs/deployment.md gives a stock kernel: coredam-pipe as core_pattern
-conf <<'END'
-[Pipe]
-SetCorePattern=yes
-[Space]
-FreeSpaceFloor=20M
-END
-systemctl restart coredamd
+pipe_helper_on
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.active
 systemd-run --quiet --slice=crashers.slice --unit=one /usr/local/bin/crasher -m 8
 waitfor 60 "the crasher's core" sh -c 'ls /var/lib/coredam/cores | grep -q "^core[.]crasher[.].*[.]json$"' || true

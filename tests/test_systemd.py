@@ -174,13 +174,7 @@ def test_stock_kernel_pipe_helper_switched_by_the_unit():
     its sandbox, and ExecStopPost= puts the old value back."""
     res = boot(COREDUMPCTL_CHECKS + r"""
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
-conf <<'END'
-[Pipe]
-SetCorePattern=yes
-[Space]
-FreeSpaceFloor=20M
-END
-systemctl restart coredamd
+pipe_helper_on
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.active
 cat /proc/sys/kernel/core_pipe_limit > $RESULTS/pipe_limit.active
 pid=$(systemctl show -p MainPID --value coredamd)

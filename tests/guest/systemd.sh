@@ -20,6 +20,19 @@ conf() {
 	cat > /etc/coredam/coredam.conf.d/50-test.conf
 }
 
+# pipe_helper_on: the step docs/deployment.md gives a stock kernel: coredamd
+# restarted with [Pipe] SetCorePattern=yes (and a 20 MB free-space floor),
+# its unit's ExecStartPre= pointing core_pattern at coredam-pipe
+pipe_helper_on() {
+	conf <<'END'
+[Pipe]
+SetCorePattern=yes
+[Space]
+FreeSpaceFloor=20M
+END
+	systemctl restart coredamd
+}
+
 # limits BPS N: coredamd reloaded with a drop-in of WriteBandwidth=BPS,
 # Concurrency=N and a 100 MB free-space floor
 limits() {
