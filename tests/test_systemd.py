@@ -9,7 +9,8 @@ with `make install` and its units enabled as a package would.
 - systemd-coredump with the drop-in: more crashes at once (20) than its
   old limit of 16, every one in `coredumpctl list`, its workers in coredump.slice, and
   the probe's fdatasync latency with and without the agent's setup.
-- cgconfigparser builds the same cgroup from configs/cgconfig.conf.
+- cgconfigparser builds the same cgroup from configs/cgconfig.conf put in
+  /etc/cgconfig.d, beside a site's own /etc/cgconfig.conf.
 - restarting the service mid-storm loses nothing; a broken reload keeps the
   old configuration.
 - the slice's limits go through systemd (runtime unit properties): a
@@ -568,20 +569,38 @@ def test_systemd_coredump_recommended_setup():
 
 
 def test_cgconfigparser_builds_the_cgroup():
+    """deployment.md's libcgroup steps: coredam's cgroup as a drop-in in
+    /etc/cgconfig.d beside a site's own /etc/cgconfig.conf, which stays as
+    it was and is applied too."""
     res = boot(r"""
 systemctl stop coredamd
+cat > /etc/cgconfig.conf <<'CONF'
+group site-batch {
+	memory {
+		memory.high = "134217728";
+	}
+}
+CONF
+sha256sum /etc/cgconfig.conf > $RESULTS/site.before
 m=$(majmin $SCRATCH_DEV); echo $m > $RESULTS/scratch.majmin
-sed "s/\"8:0 /\"$m /" /usr/share/doc/coredam/examples/cgconfig.conf > /tmp/cgconfig.conf
-cgconfigparser -l /tmp/cgconfig.conf > $RESULTS/cgconfigparser.log 2>&1
+mkdir -p /etc/cgconfig.d
+cp /usr/share/doc/coredam/examples/cgconfig.conf /etc/cgconfig.d/coredam.conf
+sed -i "s/\"8:0 /\"$m /" /etc/cgconfig.d/coredam.conf
+cgconfigparser -l /etc/cgconfig.conf -L /etc/cgconfig.d > $RESULTS/cgconfigparser.log 2>&1
 echo $? > $RESULTS/cgconfigparser.rc
+sha256sum /etc/cgconfig.conf > $RESULTS/site.after
 cat /sys/fs/cgroup/coredump.slice/io.max > $RESULTS/io.max
 cat /sys/fs/cgroup/coredump.slice/memory.high > $RESULTS/memory.high
+cat /sys/fs/cgroup/site-batch/memory.high > $RESULTS/site.memory.high
 """, cmdline="systemd.mask=coredump.slice systemd.mask=coredam-sysctl.service "
              "systemd.mask=coredamd.service")
     assert res.text("cgconfigparser.rc").strip() == "0", res.text("cgconfigparser.log")
     m = res.text("scratch.majmin").strip()
     assert io_rule(res.text("io.max"), m)["wbps"] == "10000000", res.text("io.max")
     assert int(res.text("memory.high")) == 256 << 20
+    # the site's own file is read as before and left as it was
+    assert int(res.text("site.memory.high")) == 128 << 20
+    assert res.text("site.before") == res.text("site.after")
 
 
 def test_restart_mid_storm_and_broken_reload():
