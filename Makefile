@@ -34,7 +34,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall deb guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults clean
+	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults promtool clean
 
 all: deps userspace guest
 
@@ -147,12 +147,17 @@ initramfs: all selftests selftests-7.3
 check test-unit: all
 	@if [ -f userspace/Makefile ]; then $(TIMED) test-unit $(MAKE) --no-print-directory -C userspace check; fi
 
+# Prometheus's promtool, for the tests that check the metrics file
+# (taken out of Debian's prometheus package, never installed)
+promtool:
+	@scripts/fetch-promtool.sh > /dev/null
+
 # the Debian 12 guest with systemd (debootstrap once, cached under build/rootfs)
 rootfs: all
 	@$(TIMED) rootfs scripts/mkrootfs.sh $(BUILD)/rootfs/debian.img
 
 # every VM test but the long storm twin that only test-storm runs
-test-vm: kernel initramfs rootfs deb
+test-vm: kernel initramfs rootfs deb promtool
 	$(TIMED) test-vm $(PYTEST) -m "not storm_only" tests $(PYTEST_ARGS)
 
 # Again on the kernel with every checker on (lockdep, KASAN, kmemleak, the
@@ -220,7 +225,7 @@ timings-start:
 # the lanes of scripts/test-pipeline.sh: no prerequisites, since lanes run
 # at the same time and must not rebuild what another lane boots
 LANE_PYTEST := $(PYTEST) -p no:cacheprovider
-lane-prepare: test-unit kernel initramfs rootfs deb
+lane-prepare: test-unit kernel initramfs rootfs deb promtool
 lane-vm:
 	$(TIMED) test-vm $(LANE_PYTEST) -m "not quiet_machine and not storm_only" tests $(PYTEST_ARGS)
 lane-debug:

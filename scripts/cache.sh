@@ -5,6 +5,8 @@
 #   ccache/        compiler cache for every kernel build (size cap
 #                  COREDAM_CCACHE_SIZE, default 8G)
 #   rootfs/        debootstrapped Debian base trees, keyed by package list
+#   kernel-source/ linux-source packages of newer releases (fetch-kernel-source.sh)
+#   promtool/      Debian's prometheus package, for its promtool (fetch-promtool.sh)
 # Nothing in it decides what is tested: kernels are compiled from the
 # applied series on every run (ccache only hands back the object of an
 # identical compilation), and a base tree is used only when its key matches.
@@ -108,4 +110,87 @@ hold_lock() {
 		echo "$2: waiting for another build that holds $1" >&2
 		flock 9
 	fi
+}
+
+deb_version() { dpkg-deb -f "$1" Version; }
+
+# verified_deb PKG CACHE: the newest .deb of PKG in CACHE whose checksum
+# file (PKG_VERSION_ARCH.deb.sha256, the archive index's SHA256) matches
+# it, or nothing; a .deb without one is not trusted
+verified_deb() {
+	local pkg=$1 cache=$2 deb best=
+	for deb in "$cache/${pkg}_"*.deb; do
+		[[ -f $deb && -f $deb.sha256 ]] || continue
+		[[ $(cut -d' ' -f1 "$deb.sha256") == "$(sha256sum "$deb" | cut -d' ' -f1)" ]] || {
+			echo "$(basename "$deb") does not match its checksum: ignored" >&2
+			continue
+		}
+		if [[ -z $best ]] || dpkg --compare-versions "$(deb_version "$deb")" gt "$(deb_version "$best")"; then
+			best=$deb
+		fi
+	done
+	echo "$best"
+}
+
+# cached_deb WHO PKG SUITE APTDIR CACHE [REFRESH]: the path of a verified
+# .deb of PKG (this machine's architecture or all) from SUITE of the archive this machine's apt
+# uses (apt_mirror; SUITE may be the machine's own release), downloaded into CACHE unless a verified one is there
+# already (or REFRESH is 1: ask the archive for a newer one). The download
+# goes through a private apt configuration in APTDIR (one source list, no
+# dpkg status, lists and package cache of its own, removed after), so
+# nothing is installed and the system's apt state is untouched; apt checks
+# the index's signature against debian-archive-keyring and the .deb
+# against the index's SHA256, and the .deb is moved into CACHE only once
+# verified, before its checksum file, so a cut-short one is never taken
+# for whole.
+cached_deb() {
+	local who=$1 pkg=$2 suite=$3 apt=$4 cache=$5 refresh=${6:-0} deb
+	mkdir -p "$cache"
+	deb=$(verified_deb "$pkg" "$cache")
+	if [[ -z $deb || $refresh == 1 ]]; then
+		_download_deb "$who" "$pkg" "$suite" "$apt" "$cache" || return 1
+		deb=$(verified_deb "$pkg" "$cache")
+		[[ -n $deb ]] || { echo "$who: no verified $pkg in $cache after the download" >&2; return 1; }
+	fi
+	echo "$deb"
+}
+
+_download_deb() {
+	local who=$1 pkg=$2 suite=$3 apt=$4 cache=$5 uri
+	# the archive the machine's own release comes from
+	# shellcheck disable=SC1091
+	uri=$(apt_mirror "$(. /etc/os-release && echo "$VERSION_CODENAME")") || return 1
+	rm -rf "$apt"
+	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/get"
+	cat > "$apt/sources/$pkg.sources" <<-EOF
+		Types: deb
+		URIs: $uri
+		Suites: $suite
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	local opts=(-o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$apt/sources"
+		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
+		-o Dir::State::status=/dev/null -o APT::Sandbox::User=root
+		-o APT::Architecture="$(dpkg --print-architecture)")
+	echo "$who: $pkg from $suite ($uri)" >&2
+	apt-get -qq --error-on=any "${opts[@]}" update >&2 ||
+		{ echo "$who: apt-get update for $suite failed" >&2; return 1; }
+	local ver sha file
+	ver=$(apt-cache "${opts[@]}" show --no-all-versions "$pkg" | awk '/^Version:/ { print $2; exit }')
+	sha=$(apt-cache "${opts[@]}" show --no-all-versions "$pkg" | awk '/^SHA256:/ { print $2; exit }')
+	[[ -n $ver && -n $sha ]] || { echo "$who: $pkg not in $suite" >&2; return 1; }
+	# apt-get download checks the file against the index's hash and
+	# leaves nothing where it failed
+	(cd "$apt/get" && apt-get -qq "${opts[@]}" download "$pkg=$ver" >&2) ||
+		{ echo "$who: apt-get download $pkg=$ver failed" >&2; return 1; }
+	file=$(ls "$apt/get/${pkg}_"*.deb)
+	[[ $(sha256sum "$file" | cut -d' ' -f1) == "$sha" ]] ||
+		{ echo "$who: $(basename "$file") does not match the index's SHA256" >&2; return 1; }
+	echo "$sha  $(basename "$file")" > "$file.sha256"
+	# the .deb before its checksum: a .deb without one is not trusted
+	mv -f "$file" "$cache/"
+	mv -f "$file.sha256" "$cache/"
+	rm -rf "$apt"
+	echo "$who: $(basename "$file") ($(( $(stat -c %s "$cache/$(basename "$file")") >> 20 )) MiB) cached in $cache" >&2
 }

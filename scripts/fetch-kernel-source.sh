@@ -42,69 +42,8 @@ hold_lock "$work/$version.lock" fetch-kernel-source
 
 say() { echo "fetch-kernel-source: $*" >&2; }
 
-# verified_deb: the newest cached .deb of the package whose checksum file
-# matches it, or nothing
-verified_deb() {
-	local deb best=
-	for deb in "$cache/${pkg}_"*_all.deb; do
-		[[ -f $deb && -f $deb.sha256 ]] || continue
-		[[ $(cut -d' ' -f1 "$deb.sha256") == "$(sha256sum "$deb" | cut -d' ' -f1)" ]] || {
-			say "$(basename "$deb") does not match its checksum: ignored"
-			continue
-		}
-		if [[ -z $best ]] || dpkg --compare-versions "$(deb_version "$deb")" gt "$(deb_version "$best")"; then
-			best=$deb
-		fi
-	done
-	echo "$best"
-}
-deb_version() { dpkg-deb -f "$1" Version; }
-
-download() {
-	local apt=$work/apt uri
-	# the archive the machine's own release comes from
-	# shellcheck disable=SC1091
-	uri=$(apt_mirror "$(. /etc/os-release && echo "$VERSION_CODENAME")") || return 1
-	rm -rf "$apt"
-	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/get"
-	cat > "$apt/sources/$pkg.sources" <<-EOF
-		Types: deb
-		URIs: $uri
-		Suites: $suite
-		Components: main
-		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-	EOF
-	local opts=(-o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$apt/sources"
-		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
-		-o Dir::State::status=/dev/null -o APT::Sandbox::User=root)
-	say "$pkg from $suite ($uri)"
-	apt-get -qq --error-on=any "${opts[@]}" update >&2 || { say "apt-get update for $suite failed"; return 1; }
-	local ver sha file
-	ver=$(apt-cache "${opts[@]}" show --no-all-versions "$pkg" | awk '/^Version:/ { print $2; exit }')
-	sha=$(apt-cache "${opts[@]}" show --no-all-versions "$pkg" | awk '/^SHA256:/ { print $2; exit }')
-	[[ -n $ver && -n $sha ]] || { say "$pkg not in $suite"; return 1; }
-	# apt-get download checks the file against the index's hash and
-	# leaves nothing where it failed
-	(cd "$apt/get" && apt-get -qq "${opts[@]}" download "$pkg=$ver" >&2) ||
-		{ say "apt-get download $pkg=$ver failed"; return 1; }
-	file=$(ls "$apt/get/${pkg}_"*_all.deb)
-	[[ $(sha256sum "$file" | cut -d' ' -f1) == "$sha" ]] ||
-		{ say "$(basename "$file") does not match the index's SHA256"; return 1; }
-	echo "$sha  $(basename "$file")" > "$file.sha256"
-	# the .deb before its checksum: a .deb without one is not trusted
-	mv -f "$file" "$cache/"
-	mv -f "$file.sha256" "$cache/"
-	rm -rf "$apt"
-	say "$(basename "$file") ($(( $(stat -c %s "$cache/$(basename "$file")") >> 20 )) MiB) cached in $cache"
-}
-
-deb=$(verified_deb)
-if [[ -z $deb || ${KERNEL_SOURCE_REFRESH:-0} == 1 ]]; then
-	download || exit 1
-	deb=$(verified_deb)
-	[[ -n $deb ]] || { say "no verified $pkg in $cache after the download"; exit 1; }
-fi
-
+deb=$(cached_deb fetch-kernel-source "$pkg" "$suite" "$work/apt" "$cache" \
+	"${KERNEL_SOURCE_REFRESH:-0}") || exit 1
 ver=$(deb_version "$deb")
 dir=$work/$ver
 tar=$dir/$pkg.tar.xz

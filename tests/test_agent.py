@@ -7,6 +7,7 @@ import json
 
 from harness import parsers
 from harness.parsers import io_rule, key_values as knobs
+from harness.promtool import check_metrics
 from harness.setups import TEST_CONF
 
 MB = 8
@@ -449,6 +450,7 @@ stop_agent
         res.text("status.txt")
     metrics = res.text("metrics.prom")
     assert "\ncoredam_waiting_places 3\n" in metrics, metrics
+    check_metrics(metrics)
     s1, s2 = (parsers.stats_dict(res.text(f"stats.{n}")) for n in (1, 2))
     assert s1["completed"] == 1, s1
     assert s2["completed"] - s1["completed"] == 4 and s2["skipped_full"] - s1["skipped_full"] == 4, (s1, s2)

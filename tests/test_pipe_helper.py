@@ -9,6 +9,7 @@ import json
 import re
 
 from harness.parsers import meta_records, name_values
+from harness.promtool import check_metrics
 from harness.stats import check_one_users_storm, most_at_once
 from harness.setups import ALL_CORES, PIPE, TEST_CONF
 
@@ -172,6 +173,11 @@ def test_burst_budget_order_cgroup_agent_restart(boot):
     assert status["counters"]["completed"] == 16 and status["counters"]["started"] == 16
     assert status["pipe_helper"]["bytes"] == sum(m["size"] for m in ms)
     assert "from coredam-pipe" in res.text("status.txt")
+    # what a scraper reads: the helper's counters, in a file promtool accepts
+    metrics = res.text("metrics.prom")
+    check_metrics(metrics)
+    assert "\ncoredam_dumps_completed_total 16\n" in metrics, metrics
+    assert f"\ncoredam_pipe_read_bytes_total {status['pipe_helper']['bytes']}\n" in metrics, metrics
 
 
 FALLBACK_CONF = """\

@@ -11,6 +11,7 @@ import os
 import re
 
 from harness.parsers import meta_records, name_values
+from harness.promtool import check_metrics
 from harness.stats import check_one_users_storm, most_at_once
 from harness.setups import ALL_CORES, TEST_CONF
 
@@ -201,6 +202,10 @@ def test_socket_cap_and_timeout_rejected_counted(boot):
     assert len(cores) == 1 and cores[0]["valid"] and cores[0]["complete"], cores
     status = json.loads(res.text("status.json"))
     assert status["counters"]["skipped_timeout"] == 3
+    metrics = res.text("metrics.prom")
+    check_metrics(metrics)
+    assert '\ncoredam_dumps_skipped_total{reason="timeout"} 3\n' in metrics, metrics
+    assert f'\ncoredam_dumps_skipped_total{{reason="full"}} {STORM_N - 3}\n' in metrics, metrics
 
 
 KILLED = LIB + r"""
@@ -278,6 +283,11 @@ def test_socket_repeats_rejected_before_a_byte(boot):
     log = res.text("agent.log")
     # the 1st and 2nd skip of a signature are logged, the 3rd is not
     assert log.count("reason=repeat") == 2, log
+    # a scraper reads the same, in a file promtool accepts
+    metrics = res.text("metrics.prom")
+    check_metrics(metrics)
+    assert '\ncoredam_pipe_skipped_total{reason="repeat"} 3\n' in metrics, metrics
+    assert "\ncoredam_dumps_completed_total 3\n" in metrics, metrics
 
 
 FAIR_CONF = SOCK_CONF.replace("Concurrency=2", "Concurrency=1").replace("QueueCap=32", "QueueCap=3") \

@@ -122,3 +122,24 @@ checkcores() {
 		corecheck "$f" || true
 	done
 }
+
+# agent_ticks N: returns once the agent has ended N more ticks; each
+# replaces its metrics file (a new file renamed over it: a new inode)
+agent_ticks() {
+	local n=$1 last
+	while [ "$n" -gt 0 ]; do
+		last=$(stat -c %i /run/coredam/metrics.prom)
+		waitfor 60 "a tick of the agent" metrics_replaced "$last" || return 1
+		n=$((n - 1))
+	done
+}
+metrics_replaced() { [ "$(stat -c %i /run/coredam/metrics.prom 2>/dev/null)" != "$1" ]; }
+
+# metrics_snapshot [NAME]: the agent's metrics file as a tick after now
+# wrote it (the counters of all that ended before), to $RESULTS/NAME
+# (metrics.prom); nothing when no agent writes one (the test that wants
+# it then fails on its absence)
+metrics_snapshot() {
+	[ -e /run/coredam/metrics.prom ] || return 0
+	agent_ticks 1 && cp /run/coredam/metrics.prom "$RESULTS/${1:-metrics.prom}" || true
+}

@@ -20,12 +20,14 @@ wait_cores() {
 		{ ls -la /scratch/cores; return 1; }
 }
 
-# collect: the cores' directory, their metadata and the helper's counters
+# collect: the cores' directory, their metadata, the helper's counters and
+# the agent's metrics, if it runs
 collect() {
 	local m
 	ls -la /scratch/cores > "$RESULTS/ls.txt"
 	for m in /scratch/cores/*.json; do [ -e "$m" ] && cat "$m" >> "$RESULTS/meta.json"; done
 	cp /run/coredam/pipe/stats "$RESULTS/stats.txt" 2>/dev/null || true
+	metrics_snapshot
 }
 
 # check_cores: corecheck every core the helper wrote, whole or cut, one JSON

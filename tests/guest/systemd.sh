@@ -70,18 +70,6 @@ crash() {
 	grep -q '^end' $RESULTS/storm.txt
 }
 
-# agent_ticks N: returns once the agent has ended N more ticks; each
-# replaces its metrics file (a new file renamed over it: a new inode)
-agent_ticks() {
-	local n=$1 last
-	while [ "$n" -gt 0 ]; do
-		last=$(stat -c %i /run/coredam/metrics.prom)
-		waitfor 60 "a tick of the agent" metrics_replaced "$last" || return 1
-		n=$((n - 1))
-	done
-}
-metrics_replaced() { [ "$(stat -c %i /run/coredam/metrics.prom 2>/dev/null)" != "$1" ]; }
-
 # slice_state NAME: what systemd and the cgroup say of coredump.slice's
 # limits, to $RESULTS/NAME.{show,io.max,memory.high}
 slice_state() {

@@ -27,6 +27,8 @@ from typing import Callable, Dict, Optional, Tuple
 
 import pytest
 
+from harness.promtool import check_metrics
+
 TOP = Path(__file__).resolve().parents[2]
 USERSPACE = TOP / "userspace"
 DATA = Path(__file__).resolve().parent / "test_data"
@@ -645,6 +647,7 @@ def test_coredamd_clean_shutdown_exits_0(bins, tmp_path):
             time.sleep(0.05)
         running = p.poll() is None
         knob = (r.proc / "sys/kernel/core_max_concurrency").read_text()
+        metrics = (r.state / "metrics.prom").read_text() if running else ""
         p.send_signal(signal.SIGTERM)
         _, err = p.communicate(timeout=10)
     finally:
@@ -653,6 +656,9 @@ def test_coredamd_clean_shutdown_exits_0(bins, tmp_path):
             p.wait()
     err = err.decode(errors="replace")
     assert running and knob.strip() == "5", f"not ready: concurrency knob {knob!r}\n{err}"
+    # what it published while it ran is a metrics file a scraper accepts
+    check_metrics(metrics)
+    assert "\ncoredam_concurrency 5\n" in metrics, metrics
     assert p.returncode == 0, f"exit code {p.returncode}\n{err}"
     assert "sysctls restored" in err, err
     assert (r.proc / "sys/kernel/core_max_concurrency").read_text() == before
