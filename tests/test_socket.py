@@ -375,7 +375,7 @@ def test_socket_server_killed_and_restarted_mid_storm(boot):
     """coredamd is SIGKILLed while two dumps stream and four are held
     before the ack: the two streaming are finished by their writers and
     kept whole, the four held end without a core (their connections
-    closed), nothing that is not whole looks whole; the restarted server
+    closed) and the restarted server counts them lost, nothing that is not whole looks whole; the restarted server
     takes over the socket, the storm after it is kept whole, and at the
     end core_pattern is the one from before the first start."""
     res = boot73(boot, RESTART.replace("{mb}", str(MB)), RESTART_CONF)
@@ -396,10 +396,13 @@ def test_socket_server_killed_and_restarted_mid_storm(boot):
     assert sorted(m["pid"] for m in ms) == sorted(c["pid"] for c in cores), (ms, cores)
     st = name_values(res.text("stats.txt"))
     assert st["completed"] == 6 and st["failed"] == 0 and st["admitted"] == 6, st
-    # the four held when the server died were never admitted, and no core of theirs is anywhere
+    # the four held when the server died were never admitted, and no core of theirs is anywhere;
+    # the restarted server counted them, exactly, from the gauge the dead one left
     assert st["started"] == 6 + 4, st
+    assert st["skipped_killed"] == 4 and st["held"] == 0, st
     log = res.text("agent.log")
     assert log.count("core_pattern set to the coredump socket") == 2, log
+    assert log.count("event=socket-lost count=4\n") == 1 and log.count("event=socket-lost") == 1, log
 
 
 HOSTILE = LIB + r"""

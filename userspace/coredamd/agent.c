@@ -600,7 +600,7 @@ int agent_core_pattern_socket(struct agent *a)
 	r = save_pattern(a, names, ELEMENTSOF(names));
 	if (r < 0)
 		return r;
-	r = xsnprintf(pattern, sizeof(pattern), "@@%s", a->cfg.sock_listen);
+	r = sock_pattern(a, pattern, sizeof(pattern));
 	if (r >= 0)
 		r = coredam_sysctl_write(&a->roots, "kernel.core_pattern", pattern);
 	if (r < 0) {

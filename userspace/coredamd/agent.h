@@ -226,7 +226,10 @@ void unit_fallback(struct agent *a);
 void unit_detach(struct agent *a);
 
 /* socket.c: the coredump socket's server */
-/* Listen on [Socket] Listen=; false when the socket is not served */
+/* The core_pattern that names [Socket] Listen=, "@@<Listen>", at @buf */
+int sock_pattern(const struct agent *a, char *buf, size_t size);
+/* Listen on [Socket] Listen=; false when the socket is not served. Dumps the
+ * last server held when it ended are counted lost first. */
 int sock_setup(struct agent *a);
 /* The core_pattern that names the socket, once sock_setup() listens */
 int sock_install_pattern(struct agent *a);

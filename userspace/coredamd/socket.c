@@ -53,15 +53,44 @@
 /* How long a writer waits for the kernel's mark after the ack. */
 #define SOCK_MARK_TIMEOUT_MS 5000
 
+static void stats_add(struct agent *a, const struct coredam_pipe_stats *d)
+{
+	int r = coredam_pipe_stats_add(a->roots.state, d);
+
+	if (r < 0)
+		log_warning("cannot update the counters in %s/pipe/stats: %s", a->roots.state, strerror(-r));
+}
+
+/* What happened to a dump no longer held (a failure after its admission). */
 static void count(struct agent *a, int what)
 {
 	struct coredam_pipe_stats d = { 0 };
-	int r;
 
 	d.v[what] = 1;
-	r = coredam_pipe_stats_add(a->roots.state, &d);
-	if (r < 0)
-		log_warning("cannot update the counters in %s/pipe/stats: %s", a->roots.state, strerror(-r));
+	stats_add(a, &d);
+}
+
+/*
+ * A dump's arrival and its answer move the counters and the held gauge in
+ * one update of the file, so that after a server killed while it held
+ * dumps, the next one finds exactly how many it held (sock_count_lost()).
+ */
+static void count_arrived(struct agent *a)
+{
+	struct coredam_pipe_stats d = { 0 };
+
+	d.v[COREDAM_PIPE_STARTED] = 1;
+	d.v[COREDAM_PIPE_HELD] = 1;
+	stats_add(a, &d);
+}
+
+static void count_decided(struct agent *a, int what)
+{
+	struct coredam_pipe_stats d = { 0 };
+
+	d.v[what] = 1;
+	d.v[COREDAM_PIPE_HELD] = (uint64_t)-1;
+	stats_add(a, &d);
 }
 
 /* The listen backlog: net.core.somaxconn, which caps what listen() takes anyway. */
@@ -129,6 +158,36 @@ static int sock_bind(struct agent *a, int *ret_fd)
 	return 0;
 }
 
+int sock_pattern(const struct agent *a, char *buf, size_t size)
+{
+	return xsnprintf(buf, size, "@@%s", a->cfg.sock_listen);
+}
+
+/*
+ * Dumps the last server held when it ended without answering them (it was
+ * killed, or died): the kernel ended each without a core when its
+ * connection closed. The held gauge moves with every arrival and answer
+ * (count_arrived(), count_decided()), so what it says now is exactly
+ * those; they are counted skipped_killed, as the ones a stopping server
+ * rejects, and said once. The listening socket is not there yet: nothing
+ * else changes the gauge meanwhile.
+ */
+static void count_lost(struct agent *a)
+{
+	struct coredam_pipe_stats p, d = { 0 };
+	uint64_t n;
+
+	if (coredam_pipe_stats_read(a->roots.state, &p) < 0 || p.v[COREDAM_PIPE_HELD] == 0)
+		return;
+	n = p.v[COREDAM_PIPE_HELD];
+	d.v[COREDAM_PIPE_SKIPPED_KILLED] = n;
+	d.v[COREDAM_PIPE_HELD] = -n;
+	stats_add(a, &d);
+	log_warning("%" PRIu64 " dump%s held by the coredump socket's last server when it ended lost %s core "
+		    "(counted skipped_killed) event=socket-lost count=%" PRIu64, n, n == 1 ? "" : "s",
+		    n == 1 ? "its" : "their", n);
+}
+
 int sock_setup(struct agent *a)
 {
 	int r;
@@ -150,7 +209,8 @@ int sock_setup(struct agent *a)
 	if (r < 0)
 		log_warning("cannot create %s: %s (the socket's writers refuse to store there until it exists)",
 			    a->cfg.pipe_directory, strerror(-r));
-	r = xsnprintf(a->sock.pattern, sizeof(a->sock.pattern), "@@%s", a->cfg.sock_listen);
+	count_lost(a);
+	r = sock_pattern(a, a->sock.pattern, sizeof(a->sock.pattern));
 	if (r >= 0)
 		r = sock_bind(a, &a->sock.listen_fd);
 	if (r < 0)
@@ -214,7 +274,7 @@ static void reject(struct agent *a, size_t i, int what, const char *reason)
 		    waited_ms(c, now_usec(CLOCK_MONOTONIC)), r < 0 ? " (the kernel had gone)" : "");
 	if (c->state == SOCK_CONN_WAITING)
 		a->sock.waiting--;
-	count(a, what);
+	count_decided(a, what);
 	conn_remove(a, i);
 }
 
@@ -231,7 +291,7 @@ static void drop(struct agent *a, size_t i, const char *why)
 	if (coredam_repeat_log_this(++a->sock.dropped))
 		log_warning("coredump socket: connection from pid %d dropped: %s event=socket-reject reason=error "
 			    "dropped=%" PRIu64, (int)c->peer.pid, why, a->sock.dropped);
-	count(a, COREDAM_PIPE_SKIPPED_ERROR);
+	count_decided(a, COREDAM_PIPE_SKIPPED_ERROR);
 	conn_remove(a, i);
 }
 
@@ -388,7 +448,7 @@ static void admit(struct agent *a, size_t i, uint64_t now)
 		a->sock.waiting--;
 	c->admitted_usec = now;
 	coredam_sock_granted(&a->sock.grants, (uint32_t)c->peer.uid);
-	count(a, COREDAM_PIPE_ADMITTED);
+	count_decided(a, COREDAM_PIPE_ADMITTED);
 	/* the writer exists before the kernel starts to send: nothing is lost to a failed fork */
 	pid = fork();
 	if (pid == 0)
@@ -517,7 +577,7 @@ static bool reject_repeat(struct agent *a, size_t i)
 		conn_args(a, c, &args);
 		(void)coredam_core_journal_repeat(&a->cfg, &args, &m, &site, &key, &e);
 	}
-	count(a, COREDAM_PIPE_SKIPPED_REPEAT);
+	count_decided(a, COREDAM_PIPE_SKIPPED_REPEAT);
 	conn_remove(a, i);
 	return true;
 }
@@ -650,10 +710,12 @@ static void accept_all(struct agent *a, uint64_t now)
 			struct sock_conn *v = realloc(s->conns, cap * sizeof(*v));
 
 			if (!v) {
+				struct coredam_pipe_stats d = { 0 };
+
 				log_error("coredump socket: out of memory: connection closed, its core lost");
 				close(fd);
-				count(a, COREDAM_PIPE_STARTED);
-				count(a, COREDAM_PIPE_SKIPPED_ERROR);
+				d.v[COREDAM_PIPE_STARTED] = d.v[COREDAM_PIPE_SKIPPED_ERROR] = 1;
+				stats_add(a, &d);
 				continue;
 			}
 			s->conns = v;
@@ -665,7 +727,7 @@ static void accept_all(struct agent *a, uint64_t now)
 			.serial = ++s->serial, .arrived_usec = now, .time = (uint64_t)time(NULL),
 		};
 		snprintf(c->exe, sizeof(c->exe), "?");
-		count(a, COREDAM_PIPE_STARTED);
+		count_arrived(a);
 		r = coredam_sock_peer_get(fd, &c->peer);
 		if (r < 0 || !c->peer.coredumping) {
 			if (r >= 0)
@@ -798,7 +860,7 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 				    ": the task died while it waited", (int)c->peer.pid, (int)c->peer.pid, c->exe,
 				    waited_ms(c, now));
 			s->waiting--;
-			count(a, COREDAM_PIPE_SKIPPED_KILLED);
+			count_decided(a, COREDAM_PIPE_SKIPPED_KILLED);
 			conn_remove(a, i);
 		}
 	}

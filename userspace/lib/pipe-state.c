@@ -62,7 +62,7 @@ int coredam_pipe_dir_lock(int dirfd, int op, int *ret_fd)
 const char *const coredam_pipe_stat_names[COREDAM_PIPE_STATS_N] = {
 	"started", "admitted", "completed", "failed", "skipped_full", "skipped_timeout",
 	"skipped_killed", "skipped_rlimit", "skipped_error", "skipped_space", "skipped_repeat", "uncharged",
-	"truncated", "removed_retention", "bytes", "bytes_disk",
+	"truncated", "removed_retention", "bytes", "bytes_disk", "held",
 };
 
 int coredam_pipe_stats_parse(const char *text, struct coredam_pipe_stats *ret)
@@ -138,8 +138,16 @@ int coredam_pipe_stats_add(const char *state_dir, const struct coredam_pipe_stat
 	r = stats_read_at(dfd, &s);
 	if (r < 0 && r != -ENOENT)
 		memset(&s, 0, sizeof(s)); /* a damaged file starts over rather than blocking every dump */
-	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
-		s.v[i] += delta->v[i];
+	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++) {
+		int64_t d = (int64_t)delta->v[i];
+
+		if (i != COREDAM_PIPE_HELD)
+			s.v[i] += delta->v[i];
+		else if (d >= 0)
+			s.v[i] += (uint64_t)d;
+		else	/* a file started over holds fewer than were decided */
+			s.v[i] -= MIN(s.v[i], (uint64_t)-d);
+	}
 	r = coredam_pipe_stats_format(&s, buf, sizeof(buf));
 	if (r < 0)
 		return r;
@@ -158,7 +166,8 @@ int coredam_pipe_stats_as_kernel(const char *state_dir, struct coredam_stats *re
 		return r;
 	coredam_pipe_queue_count(state_dir, &writing, &waiting);
 	k.v[COREDAM_STAT_ACTIVE] = writing;
-	k.v[COREDAM_STAT_WAITING] = waiting;
+	/* the socket's held dumps have started and wait for their answer, as the kernel counts */
+	k.v[COREDAM_STAT_WAITING] = waiting + p.v[COREDAM_PIPE_HELD];
 	/* dumps the helper turned away before the queue never started, as the kernel counts */
 	k.v[COREDAM_STAT_STARTED] = p.v[COREDAM_PIPE_STARTED] - MIN(p.v[COREDAM_PIPE_STARTED],
 								    p.v[COREDAM_PIPE_SKIPPED_RLIMIT] +

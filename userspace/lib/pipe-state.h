@@ -29,6 +29,8 @@ enum {
 	COREDAM_PIPE_REMOVED_RETENTION,	/* kept cores removed, oldest first, for [Space] MaxUse=, KeepFree= */
 	COREDAM_PIPE_BYTES,		/* core bytes read from the kernel */
 	COREDAM_PIPE_BYTES_DISK,	/* bytes stored (compressed size when compressing) */
+	COREDAM_PIPE_HELD,		/* a gauge: dumps coredamd's coredump socket holds before its
+					   answer; a delta of it is signed, the sum never below 0 */
 	COREDAM_PIPE_STATS_N,
 };
 

@@ -62,6 +62,29 @@ TEST(pipe_stats_and_budget)
 	CHECK(coredam_pipe_stats_parse("started 1\nfuture_counter 9\n", &s) == 0 && s.v[0] == 1);
 	CHECK_ERRNO(coredam_pipe_stats_parse("started x\n", &s), -EBADMSG);
 
+	/* the socket's held gauge: an arrival raises it with started, an answer lowers it */
+	memset(&d, 0, sizeof(d));
+	d.v[COREDAM_PIPE_STARTED] = 2;
+	d.v[COREDAM_PIPE_HELD] = 2;
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0);
+	/* two started and not answered: waiting, as the kernel counts its own */
+	CHECK_EQ_INT(k.v[COREDAM_STAT_STARTED], 10);
+	CHECK_EQ_INT(k.v[COREDAM_STAT_WAITING], 2);
+	CHECK(coredam_stats_consistent(&k));
+	memset(&d, 0, sizeof(d));
+	d.v[COREDAM_PIPE_SKIPPED_KILLED] = 1;
+	d.v[COREDAM_PIPE_HELD] = (uint64_t)-1;
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	CHECK_OK(coredam_pipe_stats_read(state, &s));
+	CHECK(s.v[COREDAM_PIPE_HELD] == 1 && s.v[COREDAM_PIPE_SKIPPED_KILLED] == 1);
+	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0 && coredam_stats_consistent(&k));
+	/* lowered past 0 (a file that started over): 0, never a wrapped huge number */
+	d.v[COREDAM_PIPE_HELD] = (uint64_t)-5;
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	CHECK_OK(coredam_pipe_stats_read(state, &s));
+	CHECK_EQ_INT(s.v[COREDAM_PIPE_HELD], 0);
+
 	CHECK_ERRNO(coredam_pipe_budget_read(state, &got), -ENOENT);
 	CHECK_OK(coredam_pipe_budget_write(state, &b));
 	CHECK_OK(coredam_pipe_budget_read(state, &got));
