@@ -77,7 +77,8 @@ install:
 	install -d $(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d $(DESTDIR)$(SYSCTLDIR) \
 		$(DESTDIR)$(DATADIR)/coredam $(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(COMPLETIONDIR)
 	install -m 0644 configs/bash-completion/coredamctl $(DESTDIR)$(COMPLETIONDIR)/
-	install -m 0644 configs/systemd/coredump.slice configs/systemd/coredump-kernel.slice $(DESTDIR)$(UNITDIR)/
+	install -m 0644 configs/systemd/coredump.slice configs/systemd/coredump-kernel.slice \
+		configs/systemd/coredamd.socket $(DESTDIR)$(UNITDIR)/
 	for u in coredamd.service coredam-sysctl.service coredam-socket.service; do \
 		$(SUBST) configs/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
 	install -m 0644 configs/systemd/systemd-coredump@.service.d/coredam.conf \
@@ -92,6 +93,7 @@ uninstall:
 	@$(MAKE) --no-print-directory -C userspace $(USERSPACE_PATHS) uninstall
 	rm -f $(DESTDIR)$(UNITDIR)/coredump.slice $(DESTDIR)$(UNITDIR)/coredump-kernel.slice \
 		$(DESTDIR)$(UNITDIR)/coredamd.service $(DESTDIR)$(UNITDIR)/coredam-sysctl.service $(DESTDIR)$(UNITDIR)/coredam-socket.service \
+		$(DESTDIR)$(UNITDIR)/coredamd.socket \
 		$(DESTDIR)$(UNITDIR)/systemd-coredump@.service.d/coredam.conf \
 		$(DESTDIR)$(SYSCTLDIR)/60-coredam.conf $(DESTDIR)$(DATADIR)/coredam/sysctl-cgroup.conf \
 		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,61-coredam-systemd-coredump.conf cgconfig.conf coredam.conf) \

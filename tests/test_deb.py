@@ -31,7 +31,7 @@ from harness.paths import BUILD
 from harness.qemu import boot as qemu_boot
 
 DEB_DIR = BUILD / "deb"
-UNITS = ["coredamd.service", "coredam-sysctl.service", "coredam-socket.service", "coredump.slice",
+UNITS = ["coredamd.service", "coredam-sysctl.service", "coredam-socket.service", "coredamd.socket", "coredump.slice",
          "coredump-kernel.slice"]
 # the units the package enables and starts, as docs/deployment.md has an
 # operator do after `make install`
@@ -128,11 +128,14 @@ snapshot() {
 	units_present > $RESULTS/units.$1
 	cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.$1
 	systemctl is-active coredamd.service > $RESULTS/active.$1 || true
+	systemctl is-active coredamd.socket > $RESULTS/socket-unit.$1 || true
+	[ -e /run/coredam/coredump/socket ] && echo present > $RESULTS/socket.$1 || true
 }
 
 # the machine without coredam: the make-installed copy stopped (coredamd
 # puts back what it changed), disabled and removed, file by file
 systemctl disable --now --quiet coredamd.service coredam-sysctl.service coredump.slice
+systemctl stop coredamd.socket
 sed 's|^[.]||' /lib/coredam/make-install.files | xargs rm -f
 sed 's|^[.]||' /lib/coredam/make-install.dirs | grep -e coredam -e 'coredump@' |
 	xargs rmdir --ignore-fail-on-non-empty
@@ -210,6 +213,9 @@ def test_deb_installed_keeps_a_core_for_coredumpctl_and_goes_away_cleanly():
         sorted(set(make_installed) - set(lines(res, "present.installed")))
     assert sorted(lines(res, "units.installed")) == sorted(UNITS), res.text("units.installed")
     assert res.text("active.installed").strip() == "active", res.output + log
+    # the coredump socket systemd holds for coredamd, started with it, not enabled on its own
+    assert res.text("socket-unit.installed").strip() == "active", res.text("socket-unit.installed")
+    assert res.text("socket.installed").strip() == "present"
     assert lines(res, "enabled.installed") == ["enabled"] * len(ENABLED), res.text("enabled.installed")
     assert res.text("slice.installed").strip() == "active"
     query = res.text("dpkg-query.installed")
@@ -236,6 +242,7 @@ def test_deb_installed_keeps_a_core_for_coredumpctl_and_goes_away_cleanly():
     assert res.text("dpkg-r.rc").strip() == "0", res.text("dpkg-r.log")
     assert res.text("pattern.removed") == before, (before, res.text("pattern.removed"))
     assert res.text("active.removed").strip() != "active"
+    assert res.text("socket-unit.removed").strip() != "active" and not res.path("socket.removed").exists()
     assert lines(res, "units.removed") == [], res.text("units.removed")
     assert lines(res, "present.removed") == ["/etc/coredam/coredam.conf"], res.text("present.removed")
     assert kept[0] in lines(res, "cores.removed"), res.text("cores.removed")

@@ -24,7 +24,7 @@ import re
 import pytest
 
 from harness.kernels import ROOTFS
-from harness.parsers import io_rule, key_values as kv, read_probe, stats_dict, storm_txt
+from harness.parsers import io_rule, key_values as kv, name_values, read_probe, stats_dict, storm_txt
 from harness.qemu import boot as qemu_boot
 from harness.stats import idle_and_storm
 
@@ -652,9 +652,9 @@ agent_log
 
 
 def test_socket_served_under_the_unit_seen_by_coredumpctl():
-    """Linux 7.3, [Socket] SetCorePattern=yes under the packaged unit: the
-    daemon only listens, ExecStartPost= names the socket in core_pattern
-    once it is ready, and ExecStop= puts the old value back. Three
+    """Linux 7.3, [Socket] SetCorePattern=yes under the packaged units: the
+    daemon only listens, coredam-socket.service names the socket in
+    core_pattern once it is ready and puts the old value back at stop. Three
     identical crashes with [Repeats] Keep=2: coredumpctl lists two cores
     present and the third as a crash with none, from the records the
     socket's writers and the server sent."""
@@ -691,7 +691,7 @@ echo $pids > $RESULTS/pids
 coredumpctl list --no-legend --no-pager > $RESULTS/cd.list 2>&1 || true
 journalctl -q --no-pager -o json MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 > $RESULTS/cd.json || true
 ls -la /var/lib/coredam/cores > $RESULTS/cores.ls
-systemctl stop coredamd
+systemctl stop coredamd.socket coredamd
 cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
 agent_log
 journalctl -b -u coredam-socket --no-pager -o cat > $RESULTS/socket-unit.log || true
@@ -715,3 +715,80 @@ journalctl -b -u coredam-socket --no-pager -o cat > $RESULTS/socket-unit.log || 
     skipped = next(r for r in recs if r["COREDAM_STATE"] == "skipped-repeat")
     assert skipped["COREDUMP_PID"] == pid3 and "COREDUMP_FILENAME" not in skipped, skipped
     assert skipped["COREDAM_REPEAT_KEPT"] == "2" and skipped["COREDAM_REPEAT_SKIPPED"] == "1", skipped
+
+
+def test_socket_held_by_systemd_while_coredamd_restarts():
+    """Linux 7.3, [Socket] SetCorePattern=yes under the packaged units:
+    coredamd is killed and systemd restarts it 15 s later. The coredump
+    socket is coredamd.socket's, so it stays listening, core_pattern keeps
+    naming it, and three crashes in the gap wait in its backlog: the next
+    coredamd stores all three whole, and the kernel reports no dump it
+    could not hand over. Stopping coredamd.service leaves the socket and
+    core_pattern; stopping coredamd.socket puts the old pattern back."""
+    res = boot(r"""
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
+conf <<'END'
+[Socket]
+SetCorePattern=yes
+[Repeats]
+Keep=infinity
+[Space]
+FreeSpaceFloor=20M
+END
+mkdir -p /run/systemd/system/coredamd.service.d
+printf '[Service]\nRestartSec=15s\n' > /run/systemd/system/coredamd.service.d/50-test.conf
+systemctl daemon-reload
+systemctl restart coredamd
+waitfor 60 "coredam-socket.service active" systemctl -q is-active coredam-socket
+old=$(systemctl show -p MainPID --value coredamd)
+echo $old > $RESULTS/pid.old
+systemctl kill --kill-whom=main -s KILL coredamd
+waitfor 30 "coredamd dead" sh -c "! kill -0 $old 2> /dev/null"
+systemctl is-active coredam-socket coredamd.socket > $RESULTS/units.gap || true
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.gap
+for u in one two three; do
+	systemd-run --quiet --slice=crashers.slice --unit=$u /usr/local/bin/crasher -m 8
+done
+stored() {
+	[ "$(ls /var/lib/coredam/cores 2> /dev/null | grep -c '^core[.]crasher[.].*[.]json$')" -ge $1 ]
+}
+waitfor 180 "three cores" stored 3 || true
+systemctl show -p MainPID --value coredamd > $RESULTS/pid.new
+for u in one two three; do systemctl show -p ExecMainPID --value $u; done > $RESULTS/pids
+ls /var/lib/coredam/cores > $RESULTS/cores.ls
+for f in /var/lib/coredam/cores/core.crasher.*; do
+	case $f in *.json) ;; *) corecheck $f >> $RESULTS/cores.json || true ;; esac
+done
+cp /run/coredam/pipe/stats $RESULTS/stats.txt 2> /dev/null || true
+dmesg > $RESULTS/dmesg.txt
+# the service alone stopped: the socket still takes dumps, for the next start
+systemctl stop coredamd
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.svcstop
+systemctl is-active coredamd.socket > $RESULTS/socket-unit.svcstop || true
+# the socket too: the old core_pattern back
+systemctl stop coredamd.socket
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
+agent_log
+""", kernel="stock-7.3")
+    log = res.text("agent.log")
+    socket = "@@/run/coredam/coredump/socket"
+    assert res.text("pattern.before").strip() != socket
+    # while no coredamd ran: the socket's units up, core_pattern still the socket
+    assert res.text("units.gap").split() == ["active", "active"], res.text("units.gap")
+    assert res.text("pattern.gap").strip() == socket, res.text("pattern.gap")
+    assert res.text("pid.new").strip() not in ("0", res.text("pid.old").strip()), log[-3000:]
+    assert log.count("the socket systemd holds (coredamd.socket)") == 2, log[-3000:]
+    # the three crashes in the gap: each core stored whole by the next coredamd
+    pids = res.text("pids").split()
+    cores = [json.loads(line) for line in res.text("cores.json").splitlines() if line.startswith("{")]
+    assert sorted(str(c["pid"]) for c in cores) == sorted(pids), (pids, res.text("cores.ls"))
+    assert all(c["valid"] and c["complete"] for c in cores), cores
+    st = name_values(res.text("stats.txt"))
+    assert st["started"] == st["admitted"] == st["completed"] == 3, st
+    assert st["held"] == 0 and st["skipped_killed"] == 0, st
+    assert not re.search(r"Coredump socket connection \S+ failed", res.text("dmesg.txt")), res.text("dmesg.txt")
+    # coredamd.service stopped, the socket systemd holds stays and core_pattern with it;
+    # coredamd.socket stopped, the old core_pattern is back
+    assert res.text("pattern.svcstop").strip() == socket, res.text("pattern.svcstop")
+    assert res.text("socket-unit.svcstop").strip() == "active"
+    assert res.text("pattern.after") == res.text("pattern.before"), res.text("pattern.after")

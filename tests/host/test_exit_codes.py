@@ -665,6 +665,35 @@ def test_coredamd_clean_shutdown_exits_0(bins, tmp_path):
     assert not r.socket.exists() and not (r.state / "metrics.prom").exists(), sorted(os.listdir(r.state))
 
 
+def test_socket_pattern_outlives_the_daemons_restore(bins, tmp_path):
+    """coredamd(8): coredamd.service's ExecStopPost= (--core-pattern=restore,
+    run when the daemon dies too) leaves a socket's core_pattern: the
+    socket systemd holds still takes dumps for the next daemon.
+    coredam-socket.service's ExecStop= (--core-pattern=restore-socket) puts
+    the old one back, and its ExecReload= (--core-pattern=socket again)
+    does so once the configuration no longer asks for the socket."""
+    r = FakeRoot(tmp_path)
+    socket_bound(r)
+    # a plain file stands for the sysctl, written over in place: the old
+    # pattern as long as the socket's, so that each write covers the other
+    socket_pattern = f"@@{r.tmp}/sock/socket"
+    before = "/var/crash/" + "x" * (len(socket_pattern) - len("/var/crash//core.%p")) + "/core.%p"
+    r.write("proc/sys/kernel/core_pattern", before + "\n")
+
+    def step(mode):
+        p, _ = run(bins, r, row("coredamd", f"--core-pattern={mode}", lambda _: None, 0, ""))
+        return p.returncode, (r.proc / "sys/kernel/core_pattern").read_text().strip(), p.stderr.decode()
+
+    assert step("socket")[:2] == (0, socket_pattern)
+    assert step("restore")[:2] == (0, socket_pattern)
+    assert step("restore-socket")[:2] == (0, before)
+    # applied again, then again once [Socket] SetCorePattern= is gone
+    assert step("socket")[:2] == (0, socket_pattern)
+    r.config_lines.remove("SetCorePattern=yes")
+    r.write_config()
+    assert step("socket")[:2] == (0, before)
+
+
 def test_table_covers_every_documented_code():
     """Each program's table rows reach every exit code its man page lists but the left-out ones."""
     documented = {"coredamd": set(range(8)), "coredamctl": set(range(5)),

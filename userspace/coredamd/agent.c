@@ -575,6 +575,14 @@ int agent_core_pattern_install(struct agent *a)
  * for restore. Run in the initial mount namespace: the kernel refuses
  * "@@" from any other.
  */
+bool agent_core_pattern_is_socket(struct agent *a)
+{
+	char pattern[4096];
+
+	return coredam_sysctl_read(&a->roots, "kernel.core_pattern", pattern, sizeof(pattern)) == 0 &&
+	       strncmp(pattern, "@@", 2) == 0;
+}
+
 int agent_core_pattern_socket(struct agent *a)
 {
 	static const char *const names[] = { "kernel.core_pattern" };
@@ -583,6 +591,9 @@ int agent_core_pattern_socket(struct agent *a)
 	int r;
 
 	if (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup) {
+		/* applied again (ExecReload=) after the configuration stopped asking for it */
+		if (agent_core_pattern_is_socket(a))
+			return agent_core_pattern_restore(a);
 		log_info("core_pattern left as it is (%s)", a->kern.core_cgroup ? "the kernel queues dumps itself"
 										 : "[Socket] SetCorePattern=no");
 		return 0;

@@ -75,6 +75,7 @@ struct sock_conn {
 struct sock_server {
 	bool active;
 	int listen_fd;
+	bool inherited;			/* listen_fd is systemd's (coredamd.socket): it outlives us */
 	int backlog;
 	char pattern[PATH_MAX + 2];	/* "@@<Listen>" */
 	struct sock_conn *conns;
@@ -197,6 +198,8 @@ void agent_restore(struct agent *a);
  */
 int agent_core_pattern_install(struct agent *a);
 int agent_core_pattern_socket(struct agent *a);
+/* Does core_pattern name a coredump socket ("@@..."), as coredam-socket.service sets it? */
+bool agent_core_pattern_is_socket(struct agent *a);
 int agent_core_pattern_restore(struct agent *a);
 void agent_budget_reset(struct agent *a);
 int agent_reload(struct agent *a);

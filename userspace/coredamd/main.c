@@ -38,8 +38,8 @@ static void help(FILE *f)
 		"      --state-dir=DIR    runtime state (default /run/coredam)\n"
 		"      --core-pattern=MODE  self (default): set the pipe helper's or the coredump socket's\n"
 		"                         core_pattern and restore it at exit; external: leave it to install\n"
-		"                         (the helper's), socket (once coredamd listens), restore and\n"
-		"                         restore-socket (only what socket saved), which\n"
+		"                         (the helper's), socket (once coredamd listens), restore (not\n"
+		"                         the socket's) and restore-socket (only what socket saved), which\n"
 		"                         do that alone and exit (coredamd.service's ExecStartPre= and\n"
 		"                         ExecStopPost=, coredam-socket.service's ExecStart= and ExecStop=)\n"
 		"  -d, --debug            debug output\n"
@@ -194,12 +194,20 @@ static int core_pattern_switch(struct agent *a, const char *mode)
 		log_error("cannot read %s/sys/kernel: %s", a->roots.proc, strerror(-r));
 		return EXIT_GENERIC;
 	}
+	/*
+	 * What to put back is decided by the pattern in force, not by the
+	 * configuration, which may have changed since the pattern was set: an
+	 * "@@" one is the socket's, for coredam-socket.service to put back
+	 * (not coredamd.service's ExecStopPost=, which runs when the daemon
+	 * dies too, while the socket systemd holds keeps taking dumps for the
+	 * next one); any other is the pipe helper's.
+	 */
 	if (!strcmp(mode, "install"))
 		r = agent_core_pattern_install(a);
 	else if (!strcmp(mode, "socket"))
 		r = agent_core_pattern_socket(a);
-	else if (!strcmp(mode, "restore-socket") && (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup))
-		r = 0;	/* what was saved is the pipe helper's to put back */
+	else if (!strcmp(mode, "restore-socket") ? !agent_core_pattern_is_socket(a) : agent_core_pattern_is_socket(a))
+		r = 0;
 	else
 		r = agent_core_pattern_restore(a);
 	if (r == -EOPNOTSUPP)

@@ -26,6 +26,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <systemd/sd-daemon.h>
+
 #include "agent.h"
 #include "cgroup.h"
 #include "core-journal.h"
@@ -108,17 +110,14 @@ static int backlog(struct agent *a)
 /*
  * The socket's directory: root's, 0700 (only root may connect, as only
  * the kernel should), every component checked as the helper's destination
- * is. A stale socket there is removed; anything else of that name is left
- * and refused.
+ * is; at @ret_dfd.
  */
-static int sock_bind(struct agent *a, int *ret_fd)
+static int sock_dir_open(struct agent *a, int *ret_dfd)
 {
 	const char *path = a->cfg.sock_listen;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[PATH_MAX];
-	_cleanup_close_ int dfd = -1, fd = -1;
+	_cleanup_close_ int dfd = -1;
 	struct coredam_error e;
-	struct stat st;
 	int r;
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)(path_basename(path) - path), path);
@@ -132,30 +131,82 @@ static int sock_bind(struct agent *a, int *ret_fd)
 	}
 	if (fchmod(dfd, 0700) < 0)
 		return log_error_errno(-errno, "cannot make %s root's only: %m", dir);
-	if (fstatat(dfd, path_basename(path), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			log_error("[Socket] Listen=%s exists and is no socket: left as it is", path);
-			return -EEXIST;
+	*ret_dfd = take_fd(&dfd);
+	return 0;
+}
+
+/*
+ * The socket systemd passed (coredamd.socket), when it listens on [Socket]
+ * Listen=: systemd holds it, so that it outlives this process and dumps
+ * that connect while coredamd restarts wait in its backlog for the next
+ * one instead of being lost. Other passed fds are closed. -1: none.
+ */
+static int sock_inherit(struct agent *a)
+{
+	int n = sd_listen_fds(1), found = -1;
+
+	for (int fd = SD_LISTEN_FDS_START; n > 0 && fd < SD_LISTEN_FDS_START + n; fd++) {
+		if (found < 0 && sd_is_socket_unix(fd, SOCK_STREAM, 1, a->cfg.sock_listen, 0) > 0) {
+			found = fd;
+			continue;
 		}
-		if (unlinkat(dfd, path_basename(path), 0) < 0)
-			return log_error_errno(-errno, "cannot remove the stale socket %s: %m", path);
+		log_warning("fd %d passed by systemd is no stream socket listening on [Socket] Listen=%s: closed "
+			    "(coredamd.socket's ListenStream= and Listen= must name one path)", fd, a->cfg.sock_listen);
+		close(fd);
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return log_error_errno(-errno, "socket: %m");
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return log_error_errno(-errno, "cannot bind %s: %m", path);
+	return found;
+}
+
+/*
+ * Listen on [Socket] Listen=: on the socket systemd holds, if it passed
+ * one, else on a socket of our own, a stale one there replaced (anything
+ * else of that name is left and refused). Either way nonblocking, with a
+ * backlog of somaxconn.
+ */
+static int sock_bind(struct agent *a, int *ret_fd)
+{
+	const char *path = a->cfg.sock_listen;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int dfd = -1, fd = sock_inherit(a);
+	struct stat st;
+	int r;
+
+	r = sock_dir_open(a, &dfd);
+	if (r < 0)
+		return r;
+	a->sock.inherited = fd >= 0;
+	if (fd >= 0) {
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+			return log_error_errno(-errno, "cannot make the socket systemd passed nonblocking: %m");
+		log_info("serving %s, the socket systemd holds (coredamd.socket): dumps that arrive while coredamd "
+			 "restarts wait in its backlog", path);
+	} else {
+		if (fstatat(dfd, path_basename(path), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (!S_ISSOCK(st.st_mode)) {
+				log_error("[Socket] Listen=%s exists and is no socket: left as it is", path);
+				return -EEXIST;
+			}
+			if (unlinkat(dfd, path_basename(path), 0) < 0)
+				return log_error_errno(-errno, "cannot remove the stale socket %s: %m", path);
+		}
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return log_error_errno(-errno, "socket: %m");
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			return log_error_errno(-errno, "cannot bind %s: %m", path);
+	}
 	/* the directory, root's and 0700, is what keeps others out: the
 	 * socket's own mode is a second fence, its failure only logged (and
 	 * checked, as glibc's _FORTIFY_SOURCE has fchmodat() demand) */
 	if (fchmodat(dfd, path_basename(path), 0600, 0) < 0)
 		log_warning_errno(-errno, "cannot make the socket %s 0600: %m", path);
+	/* again on systemd's: its Backlog= may be less */
 	a->sock.backlog = backlog(a);
 	if (listen(fd, a->sock.backlog) < 0)
 		return log_error_errno(-errno, "cannot listen on %s: %m", path);
 	*ret_fd = take_fd(&fd);
-	return 0;
+	return 1;
 }
 
 int sock_pattern(const struct agent *a, char *buf, size_t size)
@@ -193,8 +244,16 @@ int sock_setup(struct agent *a)
 	int r;
 
 	a->sock.listen_fd = -1;
-	if (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup)
+	if (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup) {
+		int fd = sock_inherit(a);
+
+		if (fd >= 0) {
+			log_info("coredamd.socket passed %s: not served (%s)", a->cfg.sock_listen,
+				 a->kern.core_cgroup ? "the kernel queues dumps itself" : "[Socket] SetCorePattern=no");
+			close(fd);
+		}
 		return 0;
+	}
 	/*
 	 * Before 6.16 "@@/path" would be taken for a file name relative to
 	 * each crashed process's directory; 6.16 refuses "@@" when written.
@@ -890,7 +949,8 @@ void sock_close(struct agent *a)
 	s->conns = NULL;
 	s->n = s->cap = 0;
 	fd_close(&s->listen_fd);
-	if (unlink(a->cfg.sock_listen) < 0 && errno != ENOENT)
+	/* systemd's stays, listening, for the next coredamd */
+	if (!s->inherited && unlink(a->cfg.sock_listen) < 0 && errno != ENOENT)
 		log_warning("cannot remove %s, ignoring: %m", a->cfg.sock_listen);
 	s->active = false;
 }
