@@ -34,7 +34,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall deb guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults clean
+	kernel-7.3 kernel-patched-7.3 compile-check selftests selftests-7.3 selftests-patched-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults clean
 
 all: deps userspace guest
 
@@ -131,12 +131,22 @@ kernel-debug: deps
 kernel-7.3: deps
 	@$(TIMED) kernel-7.3 scripts/build-kernel.sh stock-7.3
 
+# Linux 7.3 with the series rebased onto it (kernel-patch/7.3/series), the
+# posting candidate; not part of make kernel or make test yet
+kernel-patched-7.3: deps
+	@$(TIMED) kernel-patched-7.3 scripts/build-kernel.sh patched-7.3
+
 selftests: kernel-patched
 	@$(TIMED) selftests scripts/build-selftests.sh
 
 # the 7.3 tree's own coredump selftests, for tests/test_linux73.py
 selftests-7.3: kernel-7.3
 	@$(TIMED) selftests-7.3 scripts/build-selftests.sh stock-7.3
+
+# the 7.3 tree's coredump selftests and the series' own, from the tree with
+# kernel-patch/7.3 applied, for tests/test_linux73.py; then make initramfs
+selftests-patched-7.3: kernel-patched-7.3
+	@$(TIMED) selftests-patched-7.3 scripts/build-selftests.sh patched-7.3
 
 compile-check: deps
 	@$(TIMED) compile-check scripts/compile-check.sh
