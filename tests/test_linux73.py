@@ -14,8 +14,11 @@ Linux 7.3 with the series rebased onto it (`make kernel-patched-7.3
 selftests-patched-7.3`, then `make initramfs`): the 7.3 tree's selftests
 pass there too, and so do the series' own (core_queue_test), which skip,
 never fail, on stock 7.3. These tests are marked patched_7_3: `make test`
-leaves them out, `make test-patched-7.3` runs them."""
+leaves them out, `make test-patched-7.3` runs them (COREDAM_KERNEL_7_3=
+patched-7.3-debug: on the debug kernel of `scripts/build-kernel.sh
+patched-7.3 debug`)."""
 
+import os
 import re
 
 import pytest
@@ -26,7 +29,9 @@ from harness.paths import BUILD
 
 KERNEL = "stock-7.3"
 SELFTESTS = BUILD / "guest" / "selftests-7.3"
-PATCHED = "patched-7.3"
+# the patched 7.3 kernel to boot: patched-7.3, or patched-7.3-debug (the
+# debug.config fragment: lockdep, KASAN, kmemleak) by COREDAM_KERNEL_7_3
+PATCHED = os.environ.get("COREDAM_KERNEL_7_3", "patched-7.3")
 PATCHED_SELFTESTS = BUILD / "guest" / "selftests-patched-7.3"
 
 # every case of the 7.3.4 tree's coredump selftests, by program, in the
