@@ -6,6 +6,9 @@
 #   make kernel-v1  the kernel with series v1 (git revision 3fdf619), for
 #                 the benchmark's v1-* setups
 #   make kernel-debug  the patched kernel with lockdep, kmemleak and friends
+#   make test-patched-7.3  Linux 7.3 with the series rebased onto it
+#                 (kernel-patch/7.3): its selftests and 7.3's own there;
+#                 not part of make kernel or make test
 #   make compile-check the series built with cgroups, the memory controller,
 #                 sysctl or coredump support switched off
 #   make test     everything CI runs: unit tests, kernel builds, VM tests
@@ -34,7 +37,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall deb guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	kernel-7.3 compile-check selftests selftests-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults promtool clean
+	kernel-7.3 kernel-patched-7.3 compile-check selftests selftests-7.3 selftests-patched-7.3 test-patched-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults promtool clean
 
 all: deps userspace guest
 
@@ -133,12 +136,22 @@ kernel-debug: deps
 kernel-7.3: deps
 	@$(TIMED) kernel-7.3 scripts/build-kernel.sh stock-7.3
 
+# Linux 7.3 with the series rebased onto it (kernel-patch/7.3/series), the
+# posting candidate; not part of make kernel or make test yet
+kernel-patched-7.3: deps
+	@$(TIMED) kernel-patched-7.3 scripts/build-kernel.sh patched-7.3
+
 selftests: kernel-patched
 	@$(TIMED) selftests scripts/build-selftests.sh
 
 # the 7.3 tree's own coredump selftests, for tests/test_linux73.py
 selftests-7.3: kernel-7.3
 	@$(TIMED) selftests-7.3 scripts/build-selftests.sh stock-7.3
+
+# the 7.3 tree's coredump selftests and the series' own, from the tree with
+# kernel-patch/7.3 applied, for tests/test_linux73.py; then make initramfs
+selftests-patched-7.3: kernel-patched-7.3
+	@$(TIMED) selftests-patched-7.3 scripts/build-selftests.sh patched-7.3
 
 compile-check: deps
 	@$(TIMED) compile-check scripts/compile-check.sh
@@ -160,7 +173,7 @@ rootfs: all
 
 # every VM test but the long storm twin that only test-storm runs
 test-vm: kernel initramfs rootfs deb promtool
-	$(TIMED) test-vm $(PYTEST) -m "not storm_only" tests $(PYTEST_ARGS)
+	$(TIMED) test-vm $(PYTEST) -m "not storm_only and not patched_7_3" tests $(PYTEST_ARGS)
 
 # Again on the kernel with every checker on (lockdep, KASAN, kmemleak, the
 # hung-task detector): every kernel path the series adds, once. The
@@ -200,6 +213,13 @@ test-debug: kernel-debug initramfs
 test-storm: kernel initramfs
 	$(PYTHON) -m pytest -v -rs -s tests/test_storm.py $(PYTEST_ARGS)
 
+# only the tests of Linux 7.3 with the series rebased onto it (marked
+# patched_7_3, which test-vm and make test leave out): the 7.3 tree's
+# coredump selftests and the series' own on that kernel, and the series'
+# skipping on stock 7.3
+test-patched-7.3: selftests-patched-7.3 initramfs
+	$(TIMED) test-patched-7.3 $(PYTEST) -m patched_7_3 tests/test_linux73.py $(PYTEST_ARGS)
+
 # only the tests in the Debian guest under systemd, the Apache storm's and
 # the Debian package's too (also part of test-vm)
 test-systemd: kernel rootfs deb
@@ -229,11 +249,11 @@ timings-start:
 LANE_PYTEST := $(PYTEST) -p no:cacheprovider
 lane-prepare: test-unit kernel initramfs rootfs deb promtool
 lane-vm:
-	$(TIMED) test-vm $(LANE_PYTEST) -m "not quiet_machine and not storm_only" tests $(PYTEST_ARGS)
+	$(TIMED) test-vm $(LANE_PYTEST) -m "not quiet_machine and not storm_only and not patched_7_3" tests $(PYTEST_ARGS)
 lane-debug:
 	$(DEBUG_ENV) $(TIMED) test-debug $(LANE_PYTEST) -m "not quiet_machine" $(DEBUG_TESTS) $(PYTEST_ARGS)
 lane-quiet-vm:
-	$(TIMED) quiet-vm $(LANE_PYTEST) -m "quiet_machine and not storm_only" tests $(PYTEST_ARGS)
+	$(TIMED) quiet-vm $(LANE_PYTEST) -m "quiet_machine and not storm_only and not patched_7_3" tests $(PYTEST_ARGS)
 lane-quiet-debug:
 	$(DEBUG_ENV) $(TIMED) quiet-debug $(LANE_PYTEST) -m quiet_machine $(DEBUG_TESTS) $(PYTEST_ARGS)
 

@@ -13,7 +13,9 @@
 #         stock-7.3: Linux 7.3 as Debian ships it (linux-source-7.3 from
 #         trixie-backports, fetched by scripts/fetch-kernel-source.sh, never
 #         installed), for the coredump socket (core_pattern @@) and the
-#         7.3 tree's own coredump selftests
+#         7.3 tree's own coredump selftests;
+#         patched-7.3: Linux 7.3 with kernel-patch/7.3/series, the series
+#         rebased onto the coredump socket
 # CONFIG  vm (default): tinyconfig + kernel-patch/config/vm.config;
 #         NAME: vm.config, then kernel-patch/config/NAME.config on top
 #
@@ -49,8 +51,8 @@ flavor=${1:-}
 config=${2:-vm}
 case "$flavor" in
 stock|patched|v1) kver=6.12 ;;
-stock-7.3) kver=7.3 ;;
-*) echo "usage: $0 [--config-only] stock|patched|v1|stock-7.3 [CONFIG]" >&2; exit 2 ;;
+stock-7.3|patched-7.3) kver=7.3 ;;
+*) echo "usage: $0 [--config-only] stock|patched|v1|stock-7.3|patched-7.3 [CONFIG]" >&2; exit 2 ;;
 esac
 
 if [[ $kver == 6.12 ]]; then
@@ -102,6 +104,7 @@ patches=()
 series_dir=
 case $flavor in
 patched) series_dir=$top/kernel-patch ;;
+patched-7.3) series_dir=$top/kernel-patch/7.3 ;;
 v1) series_dir=$(series_at "${V1_REV:-3fdf619}") || exit 1 ;;
 esac
 if [[ -n $series_dir ]]; then

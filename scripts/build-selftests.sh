@@ -9,8 +9,13 @@
 #                                         coredump_socket_protocol_test),
 #                                         against its own uapi headers, into
 #                                         build/guest/selftests-7.3/
+#   scripts/build-selftests.sh patched-7.3  the same tree with the series
+#                                         rebased onto 7.3 (kernel-patch/7.3):
+#                                         its own and the series' tests,
+#                                         into build/guest/selftests-patched-7.3/
 #
-# Needs that kernel (make kernel-patched, make kernel-7.3); with a series
+# Needs that kernel (make kernel-patched, make kernel-7.3,
+# make kernel-patched-7.3); with a series
 # that adds no selftests it builds none.
 set -euo pipefail
 
@@ -19,7 +24,8 @@ flavor=${1:-patched}
 case $flavor in
 patched) suffix= ; target="kernel-patched" ;;
 stock-7.3) suffix=-7.3 ; target="kernel-7.3" ;;
-*) echo "usage: $0 [patched|stock-7.3]" >&2; exit 2 ;;
+patched-7.3) suffix=-patched-7.3 ; target="kernel-patched-7.3" ;;
+*) echo "usage: $0 [patched|stock-7.3|patched-7.3]" >&2; exit 2 ;;
 esac
 out=$top/build/guest/selftests$suffix
 kernel=$(readlink "$top/build/kernels/$flavor-vm" || true)

@@ -37,6 +37,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "storm_only: a long storm that proves nothing another test of "
         "`make test` does not; run by `make test-storm` only")
+    config.addinivalue_line(
+        "markers", "patched_7_3: boots Linux 7.3 with the series rebased onto it "
+        "(kernel-patch/7.3); not part of `make test`, run by `make test-patched-7.3`")
 
 
 @pytest.fixture

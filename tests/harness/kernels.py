@@ -15,15 +15,16 @@ ROOTFS = BUILD / "rootfs" / "debian.img"
 
 # the make target that builds each flavor
 MAKE_TARGET = {"stock": "make kernel", "patched": "make kernel",
-               "v1": "make kernel-v1", "stock-7.3": "make kernel-7.3"}
+               "v1": "make kernel-v1", "stock-7.3": "make kernel-7.3",
+               "patched-7.3": "make kernel-patched-7.3"}
 
 
 def kernel_path(kernel, config="vm"):
     """"stock", "patched" (with `config`), "v1" (series v1, for the
     benchmark), "stock-7.3" (stock Linux 7.3, for the coredump socket),
-    "patched-debug" or "stock-7.3-vm" (FLAVOR-CONFIG), or a path to a
-    bzImage."""
-    m = re.fullmatch(r"(stock-7\.3|stock|patched|v1)(?:-(\w+))?", kernel)
+    "patched-7.3" (7.3 with kernel-patch/7.3), "patched-debug" or
+    "stock-7.3-vm" (FLAVOR-CONFIG), or a path to a bzImage."""
+    m = re.fullmatch(r"(stock-7\.3|patched-7\.3|stock|patched|v1)(?:-(\w+))?", kernel)
     if m:
         p = KERNELS / f"{m.group(1)}-{m.group(2) or config}" / "bzImage"
         if not p.exists():
