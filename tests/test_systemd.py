@@ -651,6 +651,23 @@ agent_log
     assert "event=reload-failed" in log and "90-broken.conf" in log, log
 
 
+def socket_unit_job(keep):
+    """The start of a job of the socket under the packaged units: the old
+    core_pattern to $RESULTS/pattern.before, then coredamd's drop-in with
+    [Socket] SetCorePattern=yes and [Repeats] Keep=KEEP."""
+    return r"""
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
+conf <<'END'
+[Socket]
+SetCorePattern=yes
+[Repeats]
+Keep=%s
+[Space]
+FreeSpaceFloor=20M
+END
+""" % keep
+
+
 def test_socket_served_under_the_unit_seen_by_coredumpctl():
     """Linux 7.3, [Socket] SetCorePattern=yes under the packaged units: the
     daemon only listens, coredam-socket.service names the socket in
@@ -658,16 +675,7 @@ def test_socket_served_under_the_unit_seen_by_coredumpctl():
     identical crashes with [Repeats] Keep=2: coredumpctl lists two cores
     present and the third as a crash with none, from the records the
     socket's writers and the server sent."""
-    res = boot(r"""
-cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
-conf <<'END'
-[Socket]
-SetCorePattern=yes
-[Repeats]
-Keep=2
-[Space]
-FreeSpaceFloor=20M
-END
+    res = boot(socket_unit_job(keep=2) + r"""
 systemctl restart coredamd
 # pulled in by coredamd.service (Wants=), started once coredamd is ready
 waitfor 60 "coredam-socket.service active" systemctl -q is-active coredam-socket
@@ -725,16 +733,7 @@ def test_socket_held_by_systemd_while_coredamd_restarts():
     coredamd stores all three whole, and the kernel reports no dump it
     could not hand over. Stopping coredamd.service leaves the socket and
     core_pattern; stopping coredamd.socket puts the old pattern back."""
-    res = boot(r"""
-cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.before
-conf <<'END'
-[Socket]
-SetCorePattern=yes
-[Repeats]
-Keep=infinity
-[Space]
-FreeSpaceFloor=20M
-END
+    res = boot(socket_unit_job(keep="infinity") + r"""
 mkdir -p /run/systemd/system/coredamd.service.d
 printf '[Service]\nRestartSec=15s\n' > /run/systemd/system/coredamd.service.d/50-test.conf
 systemctl daemon-reload

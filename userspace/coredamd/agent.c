@@ -567,14 +567,6 @@ int agent_core_pattern_install(struct agent *a)
 	return r;
 }
 
-/*
- * [Socket] SetCorePattern=yes under a service manager: core_pattern names
- * the socket only once coredamd listens there (coredam-socket.service
- * starts after coredamd.service's READY=1, which follows listen()), so no
- * dump finds it missing. The old value is saved where install saves it,
- * for restore. Run in the initial mount namespace: the kernel refuses
- * "@@" from any other.
- */
 bool agent_core_pattern_is_socket(struct agent *a)
 {
 	char pattern[4096];
@@ -583,6 +575,14 @@ bool agent_core_pattern_is_socket(struct agent *a)
 	       strncmp(pattern, "@@", 2) == 0;
 }
 
+/*
+ * [Socket] SetCorePattern=yes under a service manager: core_pattern names
+ * the socket only once coredamd listens there (coredam-socket.service
+ * starts after coredamd.service's READY=1, which follows listen()), so no
+ * dump finds it missing. The old value is saved where install saves it,
+ * for restore. Run in the initial mount namespace: the kernel refuses
+ * "@@" from any other.
+ */
 int agent_core_pattern_socket(struct agent *a)
 {
 	static const char *const names[] = { "kernel.core_pattern" };

@@ -206,10 +206,10 @@ static int core_pattern_switch(struct agent *a, const char *mode)
 		r = agent_core_pattern_install(a);
 	else if (!strcmp(mode, "socket"))
 		r = agent_core_pattern_socket(a);
-	else if (!strcmp(mode, "restore-socket") ? !agent_core_pattern_is_socket(a) : agent_core_pattern_is_socket(a))
-		r = 0;
-	else
+	else if (agent_core_pattern_is_socket(a) == !strcmp(mode, "restore-socket"))
 		r = agent_core_pattern_restore(a);
+	else
+		r = 0;	/* the other one's to put back */
 	if (r == -EOPNOTSUPP)
 		return EXIT_KERNEL;
 	return r < 0 ? EXIT_SYSCTL : EXIT_OK;

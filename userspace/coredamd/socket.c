@@ -75,7 +75,7 @@ static void count(struct agent *a, int what)
 /*
  * A dump's arrival and its answer move the counters and the held gauge in
  * one update of the file, so that after a server killed while it held
- * dumps, the next one finds exactly how many it held (sock_count_lost()).
+ * dumps, the next one finds exactly how many it held (count_lost()).
  */
 static void count_arrived(struct agent *a)
 {
