@@ -4,11 +4,13 @@
  * at them: the input becomes <proc>/self/mountinfo, <proc>/1/cgroup,
  * <proc>/1/limits, <proc>/1/status, <proc>/1/io and <sys>/class/block/sda/dev
  * all at once, and every reader runs over it. Mount points and sources in
- * mountinfo are partly chosen by users (FUSE, user namespaces).
+ * mountinfo are partly chosen by users (FUSE, user namespaces). The input
+ * is also one /dev/kmsg record (the crashed process's comm is in it).
  *
  * Properties: the destination's mount is a prefix of the destination; a
  * cgroup2 mount point and a process's cgroup are absolute.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "devices.h"
 #include "dumps.h"
 #include "fuzz.h"
+#include "kmsg.h"
 #include "pipe-args.h"
 #include "roots.h"
 
@@ -94,5 +97,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memset(&info, 0, sizeof(info));
 	coredam_dev_resolve_spec(&roots, "/dev/sda", &info);
+	{
+		struct coredam_kmsg_record k;
+		int r = coredam_kmsg_parse((const char *)data, size, "/run/coredam/coredump/socket", &k);
+
+		FUZZ_CHECK(r == 0 || r == -EBADMSG);
+		if (r == 0) {
+			FUZZ_CHECK(k.loss <= COREDAM_KMSG_SUPPRESSED);
+			FUZZ_CHECK((k.loss == COREDAM_KMSG_NONE) == (k.count == 0) || k.loss == COREDAM_KMSG_SUPPRESSED);
+			FUZZ_CHECK(k.loss == COREDAM_KMSG_NONE || k.loss == COREDAM_KMSG_SUPPRESSED || k.count == 1);
+		}
+	}
 	return 0;
 }
