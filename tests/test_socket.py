@@ -403,6 +403,87 @@ def test_socket_server_killed_and_restarted_mid_storm(boot):
     log = res.text("agent.log")
     assert log.count("core_pattern set to the coredump socket") == 2, log
     assert log.count("event=socket-lost count=4\n") == 1 and log.count("event=socket-lost") == 1, log
+    # the crash while no one listened left only the kernel's line: the restarted server read it there
+    assert st["lost_connect"] == 1, st
+    assert log.count("event=socket-refused count=1 backlog=0 connect=1 suppressed=0\n") == 1, log
+    assert log.count("event=socket-refused") == 1, log
+
+
+# the listen backlog at 4: five connections wait in it, the next fail
+OVERFLOW_N = 20
+OVERFLOW = LIB + r"""
+echo 4 > /proc/sys/net/core/somaxconn
+start_agent
+mkdir -p /tmp/o
+pids=""
+i=0
+while [ $i -lt {n} ]; do
+    crasher -m 1 -w /tmp/o/go -r /tmp/o/ready.$i & pids="$pids $!"
+    i=$((i + 1))
+done
+waitfor 300 "{n} crashers ready" count_ready /tmp/o {n}
+# the server stops accepting; the storm fills the backlog and overflows it
+kill -STOP $(cat /tmp/agent.pid)
+gone() {
+    local p n=0
+    for p in $pids; do
+        case $(cut -d' ' -f3 /proc/$p/stat 2>/dev/null) in Z|'') n=$((n + 1));; esac
+    done
+    [ $n -ge "$1" ]
+}
+touch /tmp/o/go
+waitfor 120 "{lost} crashers lost" gone {lost}
+# past the kernel's rate limit (10 lines in 5 s): a loss 6 s later
+# makes it say how many lines it left out
+sleep 6
+crasher -m 1 || true
+dmesg | grep 'coredump' > $RESULTS/dmesg.txt || true
+kill -CONT $(cat /tmp/agent.pid)
+for p in $pids; do wait $p || true; done
+waitfor 120 "the backlog's dumps ended" sock_ended 5
+waitfor 30 "the writers gone" sock_idle
+waitfor 30 "the losses counted" pstat_is lost_connect $(({lost} + 1))
+collect
+sock_check_cores
+rc=0; ctl status > $RESULTS/status.txt 2>&1 || rc=$?
+echo $rc > $RESULTS/status.rc
+stop_agent
+"""
+
+
+def test_socket_backlog_overflow_counted(boot):
+    """A storm overflows the socket's listen backlog (net.core.somaxconn
+    at 4, the server stopped): the kernel ends each crash it cannot
+    connect without a core and says so in its log, in lines it
+    rate-limits; coredamd reads them and counts every one, including those
+    the rate limit left out, and the five that waited in the backlog are
+    stored whole once it runs again."""
+    lost = OVERFLOW_N - 5
+    res = boot73(boot, OVERFLOW.replace("{n}", str(OVERFLOW_N)).replace("{lost}", str(lost)), SOCK_CONF)
+    dmesg = res.text("dmesg.txt")
+    lines = dmesg.count(f"Coredump socket {SOCKET} receive queue full")
+    suppressed = sum(int(n) for n in re.findall(r"coredump_sock_connect: (\d+) callbacks suppressed", dmesg))
+    # the kernel's own account: every loss a line or a line left out
+    assert lines + suppressed == lost + 1 and lines <= 11, dmesg
+
+    st = name_values(res.text("stats.txt"))
+    assert st["lost_connect"] == lost + 1, st
+    assert st["started"] == 5 and st["admitted"] == 5 and st["completed"] == 5 and st["failed"] == 0, st
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 5 and all(c["valid"] and c["complete"] and c["pattern_pages"] == 256 for c in cores), \
+        cores
+    log = res.text("agent.log")
+    refused = [dict(kv.split("=") for kv in m.split()) for m in
+               re.findall(r"event=socket-refused ((?:\w+=\d+ ?)+)", log)]
+    assert sum(int(r["count"]) for r in refused) == lost + 1, log
+    assert sum(int(r["backlog"]) for r in refused) == lines, log
+    assert sum(int(r["suppressed"]) for r in refused) == suppressed, log
+    assert res.text("status.rc").strip() == "0", res.text("status.txt")
+    assert f"lost before they connected (the kernel's log: backlog full, no one listening): {lost + 1}" in \
+        res.text("status.txt"), res.text("status.txt")
+    metrics = res.text("metrics.prom")
+    assert f'\ncoredam_pipe_skipped_total{{reason="connect"}} {lost + 1}\n' in metrics, metrics
+    check_metrics(metrics)
 
 
 HOSTILE = LIB + r"""

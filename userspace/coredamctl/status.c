@@ -122,8 +122,11 @@ static json_t *pipe_json(const struct ctl_status *s)
 	o = json_object();
 	if (!o)
 		return NULL;
-	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++)
+	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++) {
+		if (i == COREDAM_PIPE_KMSG_SEQ)
+			continue;	/* a position in the kernel log, not a count */
 		r |= json_object_set_new(o, coredam_pipe_stat_names[i], coredam_json_u64(s->pipe.v[i]));
+	}
 	return built(o, r);
 }
 
@@ -324,6 +327,9 @@ static void print_counters(struct ctl *c, struct ctl_status *s)
 			       format_size(b2, sizeof(b2), p[COREDAM_PIPE_BYTES_DISK]));
 			printf("              kept cores removed by retention ([Space] MaxUse=, KeepFree=): %" PRIu64 "\n",
 			       p[COREDAM_PIPE_REMOVED_RETENTION]);
+			if (s->stats_from_socket)
+				printf("              lost before they connected (the kernel's log: backlog full, no one "
+				       "listening): %" PRIu64 "\n", p[COREDAM_PIPE_LOST_CONNECT]);
 		}
 		printf("Now:          %" PRIu64 " writing, %" PRIu64 " waiting, %" PRIu64
 		       " writing past their slot's lease (%" PRIu64 " leases ended)\n",

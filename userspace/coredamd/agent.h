@@ -85,6 +85,10 @@ struct sock_server {
 	struct coredam_sock_grants grants;	/* the sources of the last slots given */
 	uint64_t dropped;		/* connections that were no dump, or broke the protocol */
 	bool stopping;			/* the agent stops: what arrives now is rejected */
+	int kmsg_fd;			/* /dev/kmsg, read for the crashes that never connected */
+	uint64_t kmsg_next;		/* the next record's sequence number to count */
+	bool kmsg_polled;		/* the last sock_poll_fill() put kmsg_fd last */
+	bool kmsg_overrun_said;
 };
 
 /*

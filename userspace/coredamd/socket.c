@@ -14,7 +14,9 @@
  * when the writer was killed); a rejection skipped by cause (full,
  * timeout, space, error for a peer that is no dumping task or breaks the
  * protocol, killed for a dump whose task died waiting or that was held
- * when the agent stopped).
+ * when the agent stopped). A crash the kernel could not connect (the
+ * backlog full, no one listening) never reaches the agent: the kernel log
+ * says it, and the agent reads that (lost_connect).
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,6 +36,7 @@
 #include "core-store.h"
 #include "escape.h"
 #include "fileio.h"
+#include "kmsg.h"
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
@@ -239,11 +242,152 @@ static void count_lost(struct agent *a)
 		    n == 1 ? "its" : "their", n);
 }
 
+/* Close *@fd and mark it closed: a number kept after close() is another file's after the next open. */
+static void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * Crashes the kernel could not connect to the socket: its log is the only
+ * trace (kmsg.h). Counted lost_connect in the same update of the counters
+ * that moves kmsg_seq, the log's position, past them: a server started
+ * after this one goes on from there, so what was lost while none ran is
+ * counted by the next, and nothing twice.
+ */
+struct kmsg_batch {
+	uint64_t by[COREDAM_KMSG_SUPPRESSED + 1];
+	uint64_t total, first_seq, last_seq;
+	bool any;
+};
+
+static void kmsg_batch_read(struct agent *a, uint64_t from, struct kmsg_batch *b)
+{
+	struct sock_server *s = &a->sock;
+	char rec[8192];
+
+	memset(b, 0, sizeof(*b));
+	while (s->kmsg_fd >= 0) {
+		struct coredam_kmsg_record r;
+		ssize_t l = read(s->kmsg_fd, rec, sizeof(rec));
+
+		if (l < 0 && errno == EINTR)
+			continue;
+		if (l < 0 && errno == EPIPE) {
+			/* the ring overwrote records before they were read: it goes on at the oldest left */
+			if (!s->kmsg_overrun_said)
+				log_warning("the kernel log ran over before coredamd read it: crashes it said the coredump "
+					    "socket lost then are not counted");
+			s->kmsg_overrun_said = true;
+			continue;
+		}
+		if (l < 0) {
+			if (errno != EAGAIN)
+				log_warning_errno(-errno, "cannot read /dev/kmsg: %m (crashes the coredump socket loses "
+							  "are no longer counted)");
+			if (errno != EAGAIN)
+				fd_close(&s->kmsg_fd);
+			break;
+		}
+		if (coredam_kmsg_parse(rec, (size_t)l, a->cfg.sock_listen, &r) < 0)
+			continue;
+		if (!b->any)
+			b->first_seq = r.seq;
+		b->any = true;
+		b->last_seq = r.seq;
+		if (r.seq < from || !r.count)
+			continue;
+		b->by[r.loss] += r.count;
+		b->total += r.count;
+	}
+}
+
+/* Keep the log's position in the counters, for the next server. */
+static void kmsg_save(struct agent *a)
+{
+	struct coredam_pipe_stats d = { 0 };
+
+	d.v[COREDAM_PIPE_KMSG_SEQ] = a->sock.kmsg_next;
+	if (d.v[COREDAM_PIPE_KMSG_SEQ])
+		stats_add(a, &d);
+}
+
+static void kmsg_count(struct agent *a, const struct kmsg_batch *b)
+{
+	struct coredam_pipe_stats d = { 0 };
+
+	if (b->any)
+		a->sock.kmsg_next = b->last_seq + 1;
+	if (!b->total)
+		return;
+	d.v[COREDAM_PIPE_LOST_CONNECT] = b->total;
+	d.v[COREDAM_PIPE_KMSG_SEQ] = a->sock.kmsg_next;
+	stats_add(a, &d);
+	log_warning("%" PRIu64 " crash%s lost without a core: the kernel could not connect to the coredump socket %s "
+		    "(its log: backlog full %" PRIu64 ", connection failed %" PRIu64 ", lines its rate limit left out "
+		    "%" PRIu64 "; counted lost_connect) event=socket-refused count=%" PRIu64 " backlog=%" PRIu64
+		    " connect=%" PRIu64 " suppressed=%" PRIu64, b->total, b->total == 1 ? "" : "es", a->cfg.sock_listen,
+		    b->by[COREDAM_KMSG_BACKLOG], b->by[COREDAM_KMSG_CONNECT], b->by[COREDAM_KMSG_SUPPRESSED], b->total,
+		    b->by[COREDAM_KMSG_BACKLOG], b->by[COREDAM_KMSG_CONNECT], b->by[COREDAM_KMSG_SUPPRESSED]);
+}
+
+static void kmsg_read(struct agent *a)
+{
+	struct kmsg_batch b;
+
+	kmsg_batch_read(a, a->sock.kmsg_next, &b);
+	kmsg_count(a, &b);
+}
+
+/*
+ * Read the kernel log from where the last server left it (kmsg_seq), or
+ * from its end when none ran since boot (state under /run) or the position
+ * is not this boot's (beyond the log's last record), and keep the position
+ * reached at once: a server killed later leaves it for the next. Only the
+ * real /dev/kmsg: a test's fake /proc has no kernel behind it.
+ */
+static void kmsg_open(struct agent *a)
+{
+	struct sock_server *s = &a->sock;
+	struct coredam_pipe_stats p = { 0 };
+	struct kmsg_batch b;
+	uint64_t from;
+
+	s->kmsg_fd = -1;
+	s->kmsg_next = 0;
+	if (strcmp(a->roots.proc, "/proc") != 0)
+		return;
+	s->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (s->kmsg_fd < 0) {
+		log_warning_errno(-errno, "cannot read /dev/kmsg: %m (crashes the kernel cannot connect to the coredump "
+					  "socket will not be counted; coredamd needs CAP_SYSLOG where "
+					  "kernel.dmesg_restrict=1)");
+		return;
+	}
+	(void)coredam_pipe_stats_read(a->roots.state, &p);
+	from = p.v[COREDAM_PIPE_KMSG_SEQ];
+	/* none before: the log so far is read only for its position */
+	kmsg_batch_read(a, from ? from : UINT64_MAX, &b);
+	if (from && b.any && b.last_seq + 1 < from) {
+		log_info("the kernel log position %" PRIu64 " saved in %s/pipe/stats is not this boot's: counting "
+			 "from now on", from, a->roots.state);
+		b.total = 0;
+	} else if (from && b.any && b.first_seq > from) {
+		log_warning("the kernel log no longer holds its records %" PRIu64 " to %" PRIu64 ": crashes it said the "
+			    "coredump socket lost then are not counted", from, b.first_seq - 1);
+	}
+	kmsg_count(a, &b);
+	kmsg_save(a);
+}
+
 int sock_setup(struct agent *a)
 {
 	int r;
 
 	a->sock.listen_fd = -1;
+	a->sock.kmsg_fd = -1;
 	if (!a->cfg.sock_set_core_pattern || a->kern.core_cgroup) {
 		int fd = sock_inherit(a);
 
@@ -274,6 +418,7 @@ int sock_setup(struct agent *a)
 		r = sock_bind(a, &a->sock.listen_fd);
 	if (r < 0)
 		return r;
+	kmsg_open(a);
 	a->sock.active = true;
 	return 1;
 }
@@ -289,14 +434,6 @@ int sock_install_pattern(struct agent *a)
 	log_info("core_pattern set to the coredump socket event=socket core_pattern=\"%s\" backlog=%d",
 		 a->sock.pattern, a->sock.backlog);
 	return 0;
-}
-
-/* Close *@fd and mark it closed: a number kept after close() is another file's after the next open. */
-static void fd_close(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
 }
 
 static void conn_free(struct sock_conn *c)
@@ -842,7 +979,7 @@ static void admit_waiters(struct agent *a, uint64_t now)
 
 size_t sock_poll_max(const struct agent *a)
 {
-	return a->sock.active ? 1 + a->sock.n : 0;
+	return a->sock.active ? 2 + a->sock.n : 0;
 }
 
 size_t sock_poll_fill(struct agent *a, struct pollfd *p, uint64_t *deadline_usec)
@@ -874,7 +1011,10 @@ size_t sock_poll_fill(struct agent *a, struct pollfd *p, uint64_t *deadline_usec
 			break;
 		}
 	}
-	return 1 + s->n;
+	s->kmsg_polled = s->kmsg_fd >= 0;
+	if (s->kmsg_polled)
+		p[1 + s->n] = (struct pollfd){ .fd = s->kmsg_fd, .events = POLLIN };
+	return 1 + s->n + s->kmsg_polled;
 }
 
 void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
@@ -886,6 +1026,10 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 
 	if (!s->active || n == 0)
 		return;
+	if (s->kmsg_polled) {
+		if (p[--n].revents)
+			kmsg_read(a);
+	}
 	/*
 	 * Each connection's events by its number, taken first: handling one
 	 * may remove others (a waiter pushed out), which moves conns[] under
@@ -949,6 +1093,9 @@ void sock_close(struct agent *a)
 	s->conns = NULL;
 	s->n = s->cap = 0;
 	fd_close(&s->listen_fd);
+	kmsg_read(a);
+	kmsg_save(a);
+	fd_close(&s->kmsg_fd);
 	/* systemd's stays, listening, for the next coredamd */
 	if (!s->inherited && unlink(a->cfg.sock_listen) < 0 && errno != ENOENT)
 		log_warning("cannot remove %s, ignoring: %m", a->cfg.sock_listen);

@@ -123,12 +123,14 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 		static const struct { int stat; const char *label; } pipe_skips[] = {
 			{ COREDAM_PIPE_SKIPPED_RLIMIT, "rlimit" }, { COREDAM_PIPE_SKIPPED_ERROR, "error" },
 			{ COREDAM_PIPE_SKIPPED_SPACE, "space" }, { COREDAM_PIPE_SKIPPED_REPEAT, "repeat" },
+			{ COREDAM_PIPE_LOST_CONNECT, "connect" },
 		};
 
 		strbuf_printf(&w, "# HELP coredam_pipe_skipped_total Crashes coredam-pipe did not store before "
 			"they queued, by reason: rlimit (RLIMIT_CORE disables dumping), error (destination or state "
 			"directory unusable), space (below the free-space floor), repeat (a repeat of a crash "
-			"signature whose cores were kept).\n# TYPE coredam_pipe_skipped_total counter\n");
+			"signature whose cores were kept), connect (the kernel could not connect to coredamd's "
+			"coredump socket, as its log says: lost).\n# TYPE coredam_pipe_skipped_total counter\n");
 		for (size_t i = 0; i < ELEMENTSOF(pipe_skips); i++)
 			strbuf_printf(&w, "coredam_pipe_skipped_total{reason=\"%s\"} %" PRIu64 "\n", pipe_skips[i].label,
 				      m->pipe.v[pipe_skips[i].stat]);

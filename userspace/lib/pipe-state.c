@@ -62,7 +62,7 @@ int coredam_pipe_dir_lock(int dirfd, int op, int *ret_fd)
 const char *const coredam_pipe_stat_names[COREDAM_PIPE_STATS_N] = {
 	"started", "admitted", "completed", "failed", "skipped_full", "skipped_timeout",
 	"skipped_killed", "skipped_rlimit", "skipped_error", "skipped_space", "skipped_repeat", "uncharged",
-	"truncated", "removed_retention", "bytes", "bytes_disk", "held",
+	"truncated", "removed_retention", "bytes", "bytes_disk", "held", "lost_connect", "kmsg_seq",
 };
 
 int coredam_pipe_stats_parse(const char *text, struct coredam_pipe_stats *ret)
@@ -141,12 +141,16 @@ int coredam_pipe_stats_add(const char *state_dir, const struct coredam_pipe_stat
 	for (int i = 0; i < COREDAM_PIPE_STATS_N; i++) {
 		int64_t d = (int64_t)delta->v[i];
 
-		if (i != COREDAM_PIPE_HELD)
+		if (i == COREDAM_PIPE_KMSG_SEQ) {
+			if (delta->v[i])
+				s.v[i] = delta->v[i];
+		} else if (i != COREDAM_PIPE_HELD) {
 			s.v[i] += delta->v[i];
-		else if (d >= 0)
+		} else if (d >= 0) {
 			s.v[i] += (uint64_t)d;
-		else	/* a file started over holds fewer than were decided */
+		} else {	/* a file started over holds fewer than were decided */
 			s.v[i] -= MIN(s.v[i], (uint64_t)-d);
+		}
 	}
 	r = coredam_pipe_stats_format(&s, buf, sizeof(buf));
 	if (r < 0)

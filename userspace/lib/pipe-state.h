@@ -31,6 +31,11 @@ enum {
 	COREDAM_PIPE_BYTES_DISK,	/* bytes stored (compressed size when compressing) */
 	COREDAM_PIPE_HELD,		/* a gauge: dumps coredamd's coredump socket holds before its
 					   answer; a delta of it is signed, the sum never below 0 */
+	COREDAM_PIPE_LOST_CONNECT,	/* crashes the kernel could not connect to coredamd's coredump
+					   socket (its listen backlog full, or no one listening), as the
+					   kernel log tells them (kmsg.h): lost without a core */
+	COREDAM_PIPE_KMSG_SEQ,		/* not a counter: the kernel log record the socket's server reads
+					   next; a delta's nonzero value replaces it */
 	COREDAM_PIPE_STATS_N,
 };
 

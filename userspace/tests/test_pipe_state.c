@@ -22,7 +22,7 @@ TEST(pipe_stats_and_budget)
 	const char *state = tkeep("state");
 	struct coredam_pipe_stats d = { 0 }, s;
 	struct coredam_pipe_budget b = { 3, 10, 500 }, got;
-	struct coredam_stats k;
+	struct coredam_stats k, k0;
 	char buf[1024];
 
 	CHECK_ERRNO(coredam_pipe_stats_read(state, &s), -ENOENT);
@@ -84,6 +84,24 @@ TEST(pipe_stats_and_budget)
 	CHECK_OK(coredam_pipe_stats_add(state, &d));
 	CHECK_OK(coredam_pipe_stats_read(state, &s));
 	CHECK_EQ_INT(s.v[COREDAM_PIPE_HELD], 0);
+
+	/* the kernel log's position is set, not added, and only by a nonzero value */
+	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0);
+	k0 = k;
+	memset(&d, 0, sizeof(d));
+	d.v[COREDAM_PIPE_LOST_CONNECT] = 3;
+	d.v[COREDAM_PIPE_KMSG_SEQ] = 812;
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	d.v[COREDAM_PIPE_KMSG_SEQ] = 900;
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	memset(&d, 0, sizeof(d));
+	CHECK_OK(coredam_pipe_stats_add(state, &d));
+	CHECK_OK(coredam_pipe_stats_read(state, &s));
+	CHECK_EQ_INT(s.v[COREDAM_PIPE_LOST_CONNECT], 6);
+	CHECK_EQ_INT(s.v[COREDAM_PIPE_KMSG_SEQ], 900);
+	/* crashes lost before they connected never started, as the kernel counts */
+	CHECK(coredam_pipe_stats_as_kernel(state, &k) == 0);
+	CHECK(memcmp(&k, &k0, sizeof(k)) == 0);
 
 	CHECK_ERRNO(coredam_pipe_budget_read(state, &got), -ENOENT);
 	CHECK_OK(coredam_pipe_budget_write(state, &b));
