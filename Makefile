@@ -1,14 +1,15 @@
 # coredam: kernel patch series, agent, and the harness that proves them.
 #
 #   make          build the userspace programs and the guest test programs
-#   make kernel   build the stock and the patched test kernels (cached),
-#                 and the stock Linux 7.3 one (make kernel-7.3)
+#   make kernel   build the stock and the patched test kernels (cached):
+#                 6.12 with and without the series, stock Linux 7.3 (make
+#                 kernel-7.3) and 7.3 with the series (kernel-patched-7.3)
 #   make kernel-v1  the kernel with series v1 (git revision 3fdf619), for
 #                 the benchmark's v1-* setups
 #   make kernel-debug  the patched kernel with lockdep, kmemleak and friends
-#   make test-patched-7.3  Linux 7.3 with the series rebased onto it
-#                 (kernel-patch/7.3): its selftests and 7.3's own there;
-#                 not part of make kernel or make test
+#   make test-patched-7.3  only the tests of Linux 7.3 with the series
+#                 rebased onto it (kernel-patch/7.3): its selftests and
+#                 7.3's own there (make test runs them in a lane)
 #   make compile-check the series built with cgroups, the memory controller,
 #                 sysctl or coredump support switched off
 #   make test     everything CI runs: unit tests, kernel builds, VM tests
@@ -37,7 +38,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall deb guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	kernel-7.3 kernel-patched-7.3 compile-check selftests selftests-7.3 selftests-patched-7.3 test-patched-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults promtool clean
+	kernel-7.3 kernel-patched-7.3 compile-check selftests selftests-7.3 selftests-patched-7.3 test-patched-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-patched-7.3 lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults promtool clean
 
 all: deps userspace guest
 
@@ -116,7 +117,10 @@ deb: $(BUILD)/deb/lintian.txt
 $(BUILD)/deb/lintian.txt: $(DEB_INPUTS) | deps
 	@$(TIMED) deb scripts/build-deb.sh $(BUILD)/deb
 
-kernel: kernel-stock kernel-patched kernel-7.3
+# the kernels the VM tests boot: both series (6.12 and 7.3) and the stock
+# kernels under them; make test's first stage builds the first three, and
+# a lane of its own the fourth
+kernel: kernel-stock kernel-patched kernel-7.3 kernel-patched-7.3
 
 kernel-stock: deps
 	@$(TIMED) kernel-stock scripts/build-kernel.sh stock
@@ -137,7 +141,7 @@ kernel-7.3: deps
 	@$(TIMED) kernel-7.3 scripts/build-kernel.sh stock-7.3
 
 # Linux 7.3 with the series rebased onto it (kernel-patch/7.3/series), the
-# posting candidate; not part of make kernel or make test yet
+# posting candidate
 kernel-patched-7.3: deps
 	@$(TIMED) kernel-patched-7.3 scripts/build-kernel.sh patched-7.3
 
@@ -149,7 +153,8 @@ selftests-7.3: kernel-7.3
 	@$(TIMED) selftests-7.3 scripts/build-selftests.sh stock-7.3
 
 # the 7.3 tree's coredump selftests and the series' own, from the tree with
-# kernel-patch/7.3 applied, for tests/test_linux73.py; then make initramfs
+# kernel-patch/7.3 applied, for tests/test_linux73.py (they go to the guest
+# with each job, not in the initramfs)
 selftests-patched-7.3: kernel-patched-7.3
 	@$(TIMED) selftests-patched-7.3 scripts/build-selftests.sh patched-7.3
 
@@ -172,8 +177,8 @@ rootfs: all
 	@$(TIMED) rootfs scripts/mkrootfs.sh $(BUILD)/rootfs/debian.img
 
 # every VM test but the long storm twin that only test-storm runs
-test-vm: kernel initramfs rootfs deb promtool
-	$(TIMED) test-vm $(PYTEST) -m "not storm_only and not patched_7_3" tests $(PYTEST_ARGS)
+test-vm: kernel initramfs rootfs deb promtool selftests-patched-7.3
+	$(TIMED) test-vm $(PYTEST) -m "not storm_only" tests $(PYTEST_ARGS)
 
 # Again on the kernel with every checker on (lockdep, KASAN, kmemleak, the
 # hung-task detector): every kernel path the series adds, once. The
@@ -214,10 +219,9 @@ test-storm: kernel initramfs
 	$(PYTHON) -m pytest -v -rs -s tests/test_storm.py $(PYTEST_ARGS)
 
 # only the tests of Linux 7.3 with the series rebased onto it (marked
-# patched_7_3, which test-vm and make test leave out): the 7.3 tree's
-# coredump selftests and the series' own on that kernel, and the series'
-# skipping on stock 7.3
-test-patched-7.3: selftests-patched-7.3 initramfs
+# patched_7_3): the 7.3 tree's coredump selftests and the series' own on
+# that kernel, and the series' skipping on stock 7.3
+test-patched-7.3: selftests-patched-7.3 kernel-7.3 initramfs
 	$(TIMED) test-patched-7.3 $(PYTEST) -m patched_7_3 tests/test_linux73.py $(PYTEST_ARGS)
 
 # only the tests in the Debian guest under systemd, the Apache storm's and
@@ -247,9 +251,13 @@ timings-start:
 # the lanes of scripts/test-pipeline.sh: no prerequisites, since lanes run
 # at the same time and must not rebuild what another lane boots
 LANE_PYTEST := $(PYTEST) -p no:cacheprovider
-lane-prepare: test-unit kernel initramfs rootfs deb promtool
+lane-prepare: test-unit kernel-stock kernel-patched kernel-7.3 initramfs rootfs deb promtool
 lane-vm:
 	$(TIMED) test-vm $(LANE_PYTEST) -m "not quiet_machine and not storm_only and not patched_7_3" tests $(PYTEST_ARGS)
+# beside lane-vm, before the debug kernel: 7.3 with the series, built here
+# (the other lanes boot nothing of it), and its tests
+lane-patched-7.3: selftests-patched-7.3
+	$(TIMED) test-patched-7.3 $(LANE_PYTEST) -m patched_7_3 tests/test_linux73.py $(PYTEST_ARGS)
 lane-debug:
 	$(DEBUG_ENV) $(TIMED) test-debug $(LANE_PYTEST) -m "not quiet_machine" $(DEBUG_TESTS) $(PYTEST_ARGS)
 lane-quiet-vm:

@@ -39,9 +39,10 @@ for p in coredamd coredamctl coredam-pipe; do
 		cp -L "$lib" "$root$lib"
 	done
 done
-# kselftests: the series' own in /selftests, the 7.3 tree's in /selftests-7.3,
-# the 7.3 tree's with the series rebased onto it in /selftests-patched-7.3
-for d in selftests selftests-7.3 selftests-patched-7.3; do
+# kselftests: the series' own in /selftests, the 7.3 tree's in /selftests-7.3
+# (those of the tree with the series rebased onto 7.3 go with the job:
+# they are built in a lane of their own, after this image)
+for d in selftests selftests-7.3; do
 	if [[ -d $guest_bin/$d ]]; then
 		mkdir -p "$root/$d"
 		cp -a "$guest_bin/$d/." "$root/$d/"

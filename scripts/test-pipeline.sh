@@ -11,7 +11,9 @@
 #           (make lane-prepare)
 #                                                           (output live)
 #   lane 1  the VM tests on the stock, patched and 7.3 kernels (output live)
-#   lane 2  the debug kernel, then its VM tests, beside lane 1
+#   lane 2  beside lane 1: Linux 7.3 with the series rebased onto it and
+#           its tests (make lane-patched-7.3, status of its own), then the
+#           debug kernel and its VM tests
 #   then    the tests marked quiet_machine (latency and time bounds, or
 #           timing they depend on), on both kernels, alone on the machine
 #
@@ -85,9 +87,11 @@ if ! m lane-prepare; then
 	exit 1
 fi
 
-lane debug sh -c "'$MAKE' --no-print-directory kernel-debug && '$MAKE' --no-print-directory lane-debug"
+lane debug sh -c "'$MAKE' --no-print-directory lane-patched-7.3 > '$logs/patched-7.3.log' 2>&1
+	echo \$? > '$logs/patched-7.3.rc'
+	'$MAKE' --no-print-directory kernel-debug && '$MAKE' --no-print-directory lane-debug"
 
-echo "test-pipeline: the debug kernel and its tests run beside these (log in $logs/)"
+echo "test-pipeline: 7.3 with the series, then the debug kernel, and their tests run beside these (logs in $logs/)"
 m lane-vm
 echo $? > "$logs/vm.rc"
 finish debug
@@ -95,7 +99,7 @@ finish compile-check
 wait
 lane_pid=()	# ended: their ids may belong to others now
 
-for name in debug compile-check; do
+for name in patched-7.3 debug compile-check; do
 	echo
 	echo "=== $name (lane log $logs/$name.log) ==="
 	cat "$logs/$name.log"
@@ -115,7 +119,7 @@ fi
 rc=0
 echo
 echo "test-pipeline: results"
-for name in vm debug compile-check quiet-vm quiet-debug; do
+for name in vm patched-7.3 debug compile-check quiet-vm quiet-debug; do
 	r=$(cat "$logs/$name.rc" 2>/dev/null || echo "no status")
 	case $r in
 	0) r=passed ;;

@@ -39,7 +39,8 @@ def pytest_configure(config):
         "`make test` does not; run by `make test-storm` only")
     config.addinivalue_line(
         "markers", "patched_7_3: boots Linux 7.3 with the series rebased onto it "
-        "(kernel-patch/7.3); not part of `make test`, run by `make test-patched-7.3`")
+        "(kernel-patch/7.3); `make test` runs them in a lane that builds that kernel "
+        "first, `make test-patched-7.3` alone")
 
 
 @pytest.fixture

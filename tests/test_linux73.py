@@ -11,12 +11,13 @@ by /bin/sh with mktemp and awk; the kernel and the initramfs have all of
 it). A case the tree adds or drops fails here until EXPECTED says so.
 
 Linux 7.3 with the series rebased onto it (`make kernel-patched-7.3
-selftests-patched-7.3`, then `make initramfs`): the 7.3 tree's selftests
-pass there too, and so do the series' own (core_queue_test), which skip,
-never fail, on stock 7.3. These tests are marked patched_7_3: `make test`
-leaves them out, `make test-patched-7.3` runs them (COREDAM_KERNEL_7_3=
-patched-7.3-debug: on the debug kernel of `scripts/build-kernel.sh
-patched-7.3 debug`)."""
+selftests-patched-7.3`; the programs go to the guest with the job): the
+7.3 tree's selftests pass there too, and so do the series' own
+(core_queue_test), which skip, never fail, on stock 7.3. These tests are
+marked patched_7_3: `make test` runs them in a lane of their own, which
+builds that kernel first, `make test-patched-7.3` runs only them
+(COREDAM_KERNEL_7_3=patched-7.3-debug: on the debug kernel of
+`scripts/build-kernel.sh patched-7.3 debug`)."""
 
 import os
 import re
@@ -117,16 +118,20 @@ try @@/run/../x.sock
 STACK_KIB = 1024
 
 
-def run_selftests(kernel, directory, programs, name, timeout=900):
+def run_selftests(kernel, directory, programs, name, timeout=900, ship=None):
     """One boot of `kernel` that runs `programs` of the guest's
     /`directory` in turn, each program's TAP output in $RESULTS/NAME.tap,
     its exit status in $RESULTS/NAME.rc and its wall time in
-    $RESULTS/NAME.seconds."""
-    script = f"cd /{directory}\nulimit -s {STACK_KIB}\n" + "".join(
+    $RESULTS/NAME.seconds. With `ship` (a directory of the host) the
+    programs come with the job, as /job/`directory`, not from the
+    initramfs."""
+    where = f"/job/{directory}" if ship else f"/{directory}"
+    script = f"cd {where}\nulimit -s {STACK_KIB}\n" + "".join(
         f"t=$(date +%s); rc=0; ./{p} > $RESULTS/{p}.tap 2>&1 || rc=$?\n"
         f"echo $rc > $RESULTS/{p}.rc; echo $(( $(date +%s) - t )) > $RESULTS/{p}.seconds\n"
         for p in programs)
-    return qemu.boot(script, kernel=kernel, scratch=False, timeout=timeout, name=name)
+    return qemu.boot(script, kernel=kernel, scratch=False, timeout=timeout, name=name,
+                     files={directory: ship} if ship else None)
 
 
 def assert_all_pass(res, name, expected):
@@ -168,11 +173,10 @@ def patched_selftest_run():
     want = sorted(list(EXPECTED) + list(SERIES_EXPECTED))
     built = built_programs(PATCHED_SELFTESTS)
     assert built == want, \
-        f"{PATCHED_SELFTESTS} holds {built}, not {want}: run " \
-        "'make selftests-patched-7.3' and 'make initramfs'"
+        f"{PATCHED_SELFTESTS} holds {built}, not {want}: run 'make selftests-patched-7.3'"
     return run_selftests(PATCHED, "selftests-patched-7.3",
                          list(EXPECTED) + list(SERIES_EXPECTED),
-                         "test_linux73.py_patched_selftests", timeout=1500)
+                         "test_linux73.py_patched_selftests", timeout=1500, ship=PATCHED_SELFTESTS)
 
 
 @pytest.mark.patched_7_3
@@ -190,9 +194,9 @@ def test_series_selftests_skip_on_stock_7_3(name):
     """The series' selftests skip, never fail, on a 7.3 kernel without the
     series: every case, with the exit status of a skip."""
     assert name in built_programs(PATCHED_SELFTESTS), \
-        f"{PATCHED_SELFTESTS} lacks {name}: run 'make selftests-patched-7.3' and 'make initramfs'"
+        f"{PATCHED_SELFTESTS} lacks {name}: run 'make selftests-patched-7.3'"
     res = run_selftests(KERNEL, "selftests-patched-7.3", [name],
-                        f"test_linux73.py_series_on_stock_{name}", timeout=300)
+                        f"test_linux73.py_series_on_stock_{name}", timeout=300, ship=PATCHED_SELFTESTS)
     assert res.rc == 0, res.output
     tap = res.text(f"{name}.tap")
     cases = tap_cases(tap)
