@@ -69,6 +69,7 @@ probed_storm() {
 		-c "$STORM_CGROUPS" ${STORM_FILL_FIRST:+-f} -o "$RESULTS/storm.txt"
 	cat /sys/fs/cgroup/crashers/memory.peak > "$RESULTS/crashers.peak"
 	waitfor 1500 "the pipe helpers to end" no_helper
+	waitfor 1500 "the coredump socket's writers to end" no_agent_child
 	sync
 	now_ms > "$RESULTS/synced"
 	sleep 2

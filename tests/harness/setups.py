@@ -93,6 +93,15 @@ Program=/usr/sbin/coredam-pipe
 Directory=/scratch/cores
 """ + ALL_CORES.lstrip("\n")
 
+# coredamd serving the coredump socket (core_pattern "@@/run/coredam/coredump/socket",
+# Linux 6.17 and later): its writers store where the pipe helper would
+SOCKET = """
+[Socket]
+SetCorePattern=yes
+[Pipe]
+Directory=/scratch/cores
+""" + ALL_CORES.lstrip("\n")
+
 ADAPTIVE = """
 [Agent]
 Mode=adaptive
@@ -183,6 +192,18 @@ SETUPS = [
             "the dumps at their own CPU priority"),
     variant("coredam-adaptive-keepnice", ADAPTIVE_DESCRIBE, ADAPTIVE, "Limits", "DumpNice=keep",
             "the dumps at their own CPU priority"),
+    # stock Linux 7.3 and its coredump socket: coredamd holds each dump
+    # before its answer and paces it by how fast its writer (in the dump
+    # cgroup) reads, with the same budgets as the patched kernel's setups
+    Setup("stock-7.3", "stock-7.3", "stock 7.3, file core_pattern, no limits"),
+    agent_setup("socket-7.3-fixed",
+                "stock 7.3 + coredamd serving the coredump socket (@@): it holds each dump "
+                "before its answer and writes it from the io.max-limited cgroup, fixed 10 MB/s, "
+                "2 at once", FIXED + SOCKET, kernel="stock-7.3"),
+    agent_setup("socket-7.3-adaptive",
+                "stock 7.3 + coredamd serving the coredump socket (@@), adaptive 10-30 MB/s "
+                "(10 while somebody else uses the disk), 1-2 at once", ADAPTIVE + SOCKET,
+                kernel="stock-7.3"),
     # one dump writing at a time at the same budget: whether a second
     # writer, rather than the rate, costs the probe
     variant("coredam-adaptive-conc1", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "ConcurrencyCeiling=1",
@@ -192,6 +213,6 @@ SETUPS = [
 OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift", "coredam-fixed-w128",
                    "coredam-adaptive-w128", "coredam-fixed-keepnice", "coredam-adaptive-keepnice",
                    "coredam-adaptive-c20", "coredam-fixed-20m", "coredam-adaptive-climb",
-                   "coredam-adaptive-agentnice", "coredam-adaptive-conc1"}
+                   "coredam-adaptive-agentnice", "coredam-adaptive-conc1", "stock-7.3"}
 # the setup every probe is also compared with
 FLOOR = "no-dumps"
