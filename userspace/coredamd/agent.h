@@ -231,6 +231,11 @@ int unit_apply(struct agent *a, const struct coredam_slice_want *want);
 void unit_fallback(struct agent *a);
 /* Put the slice's own limits back, forget the saved copy, disconnect. */
 void unit_detach(struct agent *a);
+/*
+ * Ask systemd to reload unit @name if it is active or reloading (a job
+ * queued, not waited for): 1 asked, 0 not (stopping, stopped), or -errno.
+ */
+int unit_reload_active(struct agent *a, const char *name);
 
 /* socket.c: the coredump socket's server */
 /* The core_pattern that names [Socket] Listen=, "@@<Listen>", at @buf */
@@ -240,6 +245,12 @@ int sock_pattern(const struct agent *a, char *buf, size_t size);
 int sock_setup(struct agent *a);
 /* The core_pattern that names the socket, once sock_setup() listens */
 int sock_install_pattern(struct agent *a);
+/*
+ * After core_pattern changed: if the socket is served and the pattern no
+ * longer names it, apply it again (coredam-socket.service's reload under
+ * the units, the daemon's own write run by hand), logged once a change.
+ */
+void sock_pattern_check(struct agent *a);
 /* Stop: REJECT every dump still held, close the socket; the writers finish on their own */
 void sock_close(struct agent *a);
 /* The socket's fds to poll, at @p (room for sock_poll_max()), and when to wake at the latest */

@@ -423,6 +423,7 @@ static void apply(struct agent *a, const struct coredam_tick_in *in, const struc
 		agent_resolve_devices(a);
 		log_info("core_pattern changed to \"%s\": devices resolved again event=core-pattern-changed",
 			 a->core_pattern);
+		sock_pattern_check(a);
 	}
 	if (out->io_restored)
 		log_info("io.max of %s was changed by someone else: writing the budget again event=io-max-restored",

@@ -242,6 +242,31 @@ static void count_lost(struct agent *a)
 		    n == 1 ? "its" : "their", n);
 }
 
+void sock_pattern_check(struct agent *a)
+{
+	char esc[COREDAM_ESCAPE_SIZE(sizeof(a->core_pattern))];
+	int r;
+
+	if (!a->sock.active || a->sock.stopping || strcmp(a->core_pattern, a->sock.pattern) == 0)
+		return;
+	coredam_escape(a->core_pattern, COREDAM_ESCAPE_WORD, esc, sizeof(esc));
+	/*
+	 * Under the units the daemon's sandbox cannot write it, and "@@" is
+	 * taken from the initial mount namespace only: coredam-socket.service
+	 * writes it, if it is active (its own stop puts the old one back)
+	 */
+	r = a->pattern_external ? unit_reload_active(a, "coredam-socket.service") : sock_install_pattern(a);
+	if (r == 0 && a->pattern_external)
+		return;
+	if (r < 0)
+		log_warning("core_pattern was set to %s while coredamd serves %s ([Socket] SetCorePattern=yes), and "
+			    "putting its own back failed: %s; crashes go there event=socket-pattern-taken core_pattern=%s",
+			    esc, a->cfg.sock_listen, strerror(-r), esc);
+	else
+		log_warning("core_pattern was set to %s while coredamd serves %s ([Socket] SetCorePattern=yes): "
+			    "putting its own back event=socket-pattern-taken core_pattern=%s", esc, a->cfg.sock_listen, esc);
+}
+
 /* Close *@fd and mark it closed: a number kept after close() is another file's after the next open. */
 static void fd_close(int *fd)
 {

@@ -406,3 +406,40 @@ void unit_detach(struct agent *a)
 	a->unit.have_sent = false;
 	bus_close(a);
 }
+
+int unit_reload_active(struct agent *a, const char *name)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	sd_bus *bus = a->unit.bus;
+	const char *object;
+	char *state = NULL;
+	int r;
+
+	if (!bus) {
+		r = bus_connect(&bus);
+		if (r < 0)
+			return r;
+	}
+	r = sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, MANAGER_IFACE, "GetUnit", &e, &reply, "s", name);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "o", &object);
+	if (r >= 0)
+		r = sd_bus_get_property_string(bus, SYSTEMD_DEST, object, "org.freedesktop.systemd1.Unit", "ActiveState",
+					       &e, &state);
+	reply = sd_bus_message_unref(reply);
+	/* stopping, or stopped, is left alone (its own stop writes the pattern); a reload
+	   under way may have read what it writes before the change, so it is asked again */
+	if (r >= 0 && strcmp(state, "active") != 0 && strcmp(state, "reloading") != 0)
+		r = 0;
+	else if (r >= 0 && (r = sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, MANAGER_IFACE, "ReloadUnit", &e,
+						    &reply, "ss", name, "replace")) >= 0)
+		r = 1;
+	sd_bus_message_unref(reply);
+	free(state);
+	if (r < 0 && e.message)
+		log_warning("systemd: %s: %s", name, e.message);
+	if (bus != a->unit.bus)
+		sd_bus_flush_close_unref(bus);
+	return r;
+}

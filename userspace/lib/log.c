@@ -162,6 +162,7 @@ static const struct {
 	{ "slice-unit", "6e6c2f767c094a4ea5f949c8529ad2e5" },
 	{ "socket", "0a79f4bfa58a48e68cc5ff113f4e3f54" },
 	{ "socket-lost", "964e92983f274a9896fc48844b46cc93" },
+	{ "socket-pattern-taken", "4e1d48799b9d4ec19b903390f33b0f37" },
 	{ "socket-refused", "530e3fa0378849b1a884bb6bf6c44b27" },
 	{ "socket-reject", "56099302859b470d98dc71c344bfc0a3" },
 	{ "space-low", "3996a24d14144a4ebb8a4554f962ac77" },
