@@ -38,7 +38,7 @@ TIMED        := scripts/timed.sh
 PYTEST       := $(PYTHON) -m pytest -v -rs --durations=0
 
 .PHONY: all deps userspace install uninstall deb guest kernel kernel-stock kernel-patched kernel-v1 kernel-debug \
-	kernel-7.3 kernel-patched-7.3 compile-check selftests selftests-7.3 selftests-patched-7.3 test-patched-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-patched-7.3 lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs demo bench bench-apache bench-defaults promtool clean
+	kernel-7.3 kernel-patched-7.3 compile-check selftests selftests-7.3 selftests-patched-7.3 test-patched-7.3 initramfs check test test-unit timings-start lane-prepare lane-vm lane-patched-7.3 lane-debug lane-quiet-vm lane-quiet-debug test-vm test-debug test-storm test-systemd rootfs rootfs-sid demo bench bench-apache bench-defaults promtool clean
 
 all: deps userspace guest
 
@@ -176,8 +176,13 @@ promtool:
 rootfs: all
 	@$(TIMED) rootfs scripts/mkrootfs.sh $(BUILD)/rootfs/debian.img
 
+# the Debian unstable guest with systemd 262, whose coredump socket server
+# coredamd lives next to (tests/test_sid.py)
+rootfs-sid: all
+	@$(TIMED) rootfs-sid scripts/mkrootfs.sh $(BUILD)/rootfs/debian-sid.img sid
+
 # every VM test but the long storm twin that only test-storm runs
-test-vm: kernel initramfs rootfs deb promtool selftests-patched-7.3
+test-vm: kernel initramfs rootfs rootfs-sid deb promtool selftests-patched-7.3
 	$(TIMED) test-vm $(PYTEST) -m "not storm_only" tests $(PYTEST_ARGS)
 
 # Again on the kernel with every checker on (lockdep, KASAN, kmemleak, the
@@ -224,10 +229,12 @@ test-storm: kernel initramfs
 test-patched-7.3: selftests-patched-7.3 kernel-7.3 initramfs
 	$(TIMED) test-patched-7.3 $(PYTEST) -m patched_7_3 tests/test_linux73.py $(PYTEST_ARGS)
 
-# only the tests in the Debian guest under systemd, the Apache storm's and
-# the Debian package's too (also part of test-vm)
-test-systemd: kernel rootfs deb
-	$(PYTHON) -m pytest -v -rs -s tests/test_systemd.py tests/test_apache.py tests/test_deb.py $(PYTEST_ARGS)
+# only the tests in the Debian guests under systemd, the Apache storm's, the
+# Debian package's and systemd 262's in the unstable guest too (also part of
+# test-vm)
+test-systemd: kernel rootfs rootfs-sid deb
+	$(PYTHON) -m pytest -v -rs -s tests/test_systemd.py tests/test_apache.py tests/test_deb.py tests/test_sid.py \
+		$(PYTEST_ARGS)
 
 # COREDAM_DEADLINE (seconds since the epoch) bounds every guest boot of the
 # run: a hang fails its test with the console tail before CI's own limit.
@@ -251,7 +258,7 @@ timings-start:
 # the lanes of scripts/test-pipeline.sh: no prerequisites, since lanes run
 # at the same time and must not rebuild what another lane boots
 LANE_PYTEST := $(PYTEST) -p no:cacheprovider
-lane-prepare: test-unit kernel-stock kernel-patched kernel-7.3 initramfs rootfs deb promtool
+lane-prepare: test-unit kernel-stock kernel-patched kernel-7.3 initramfs rootfs rootfs-sid deb promtool
 lane-vm:
 	$(TIMED) test-vm $(LANE_PYTEST) -m "not quiet_machine and not storm_only and not patched_7_3" tests $(PYTEST_ARGS)
 # beside lane-vm, before the debug kernel: 7.3 with the series, built here

@@ -8,7 +8,12 @@
 # opcache, and wrk: installed, configured from tests/guest/apache/, and
 # disabled, so that a boot that does not start Apache costs what it did.
 #
-#   scripts/mkrootfs.sh OUT.img
+#   scripts/mkrootfs.sh OUT.img [SUITE]
+#
+# SUITE sid builds the Debian unstable guest instead, for the tests of
+# living next to systemd 262's coredump socket server (tests/test_sid.py):
+# systemd and systemd-coredump only, no Apache. Nothing of sid is ever
+# installed on this machine: debootstrap writes into the cache directory.
 #
 # The debootstrap tree is cached outside the clone, in
 # $COREDAM_CACHE/rootfs/base-HASH (HASH of this script's package list and
@@ -22,23 +27,37 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/cache.sh"
-out=${1:?usage: $0 OUT.img}
-suite=bookworm
-packages=systemd,systemd-sysv,systemd-coredump,cgroup-tools,procps,e2fsprogs
-# a prefork Apache with mod_php (Debian's libapache2-mod-php8.2 switches
-# apache2 to the prefork MPM as it installs) and a load generator
-packages+=,apache2,libapache2-mod-php8.2,php8.2-opcache,wrk
+out=${1:?usage: $0 OUT.img [SUITE]}
+suite=${2:-bookworm}
+case $suite in
+bookworm|sid) ;;
+*) echo "usage: $0 OUT.img [bookworm|sid]" >&2; exit 2 ;;
+esac
+packages=systemd,systemd-sysv,systemd-coredump
+apache=
+if [[ $suite == bookworm ]]; then
+	apache=1
+	packages+=,cgroup-tools,procps,e2fsprogs
+	# a prefork Apache with mod_php (Debian's libapache2-mod-php8.2 switches
+	# apache2 to the prefork MPM as it installs) and a load generator
+	packages+=,apache2,libapache2-mod-php8.2,php8.2-opcache,wrk
+else
+	packages+=,procps,e2fsprogs
+fi
 # units that only slow a test boot down or wait for hardware the guest lacks
 mask=(apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service
       fstrim.timer getty@tty1.service serial-getty@ttyS0.service systemd-timesyncd.service
-      systemd-networkd.service systemd-networkd-wait-online.service
-      phpsessionclean.timer apache-htcacheclean.service)
+      systemd-networkd.service systemd-networkd-wait-online.service)
+if [[ -n $apache ]]; then
+	mask+=(phpsessionclean.timer apache-htcacheclean.service)
+fi
 
 hash=$(printf '%s\n' "$suite" "$packages" | sha256sum | cut -c1-12)
 base=$(coredam_cache_dir)/rootfs/base-$hash
 mkdir -p "$top/build/rootfs"
 if [[ ! -f $base/.complete ]]; then
-	mirror=$(apt_mirror "$suite")
+	# the archive this machine's apt uses for its own release carries sid too
+	mirror=$(apt_mirror "$(. /etc/os-release && echo "$VERSION_CODENAME")")
 	echo "mkrootfs: debootstrap $suite ($packages) into $base"
 	rm -rf "$base" "$base.tmp"
 	mkdir -p "$(dirname "$base")"
@@ -71,6 +90,11 @@ install -d "$root/lib/coredam"
 cp -a "$stage/." "$root/"
 rm -rf "$stage"
 chroot "$root" systemctl enable --quiet coredump.slice coredam-sysctl.service coredamd.service
+# systemd 262's coredump socket server, on as systemd's own preset has it
+# (Debian's package enables nothing, and keeps the pipe helper's pattern)
+if [[ $suite == sid ]]; then
+	chroot "$root" systemctl preset --quiet systemd-coredumpd.service
+fi
 
 # the test programs and the job runner
 install -d "$root/lib/coredam" "$root/usr/local/bin" "$root/job" "$root/results" "$root/scratch"
@@ -96,15 +120,17 @@ UNIT
 mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 ln -sf ../coredam-job.service "$root/etc/systemd/system/multi-user.target.wants/coredam-job.service"
 # Apache for the storm test: started by the job that wants it
-chroot "$root" systemctl disable --quiet apache2.service
-install -m 0644 "$top/tests/guest/apache/coredam-test.conf" "$root/etc/apache2/conf-available/"
-chroot "$root" a2enconf -q coredam-test > /dev/null
-install -d "$root/etc/systemd/system/apache2.service.d"
-install -m 0644 "$top/tests/guest/apache/limits.conf" "$root/etc/systemd/system/apache2.service.d/"
-rm -f "$root/var/www/html/index.html"
-install -m 0644 "$top"/tests/guest/apache/www/* "$root/var/www/html/"
-install -m 0644 "$top/tests/guest/apache/wrk-report.lua" "$top/tests/guest/apache/crash-client.php" \
-	"$root/lib/coredam/"
+if [[ -n $apache ]]; then
+	chroot "$root" systemctl disable --quiet apache2.service
+	install -m 0644 "$top/tests/guest/apache/coredam-test.conf" "$root/etc/apache2/conf-available/"
+	chroot "$root" a2enconf -q coredam-test > /dev/null
+	install -d "$root/etc/systemd/system/apache2.service.d"
+	install -m 0644 "$top/tests/guest/apache/limits.conf" "$root/etc/systemd/system/apache2.service.d/"
+	rm -f "$root/var/www/html/index.html"
+	install -m 0644 "$top"/tests/guest/apache/www/* "$root/var/www/html/"
+	install -m 0644 "$top/tests/guest/apache/wrk-report.lua" "$top/tests/guest/apache/crash-client.php" \
+		"$root/lib/coredam/"
+fi
 for u in "${mask[@]}"; do
 	ln -sf /dev/null "$root/etc/systemd/system/$u"
 done

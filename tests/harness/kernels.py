@@ -11,6 +11,8 @@ from .paths import BUILD
 KERNELS = BUILD / "kernels"
 INITRAMFS = BUILD / "initramfs.cpio.gz"
 ROOTFS = BUILD / "rootfs" / "debian.img"
+# the Debian unstable guest with systemd 262 (make rootfs-sid)
+ROOTFS_SID = BUILD / "rootfs" / "debian-sid.img"
 
 
 # the make target that builds each flavor

@@ -112,7 +112,7 @@ def boot(script, kernel="stock", config="vm", sysctls=None, files=None,
     if rootfs is None and not INITRAMFS.exists():
         raise FileNotFoundError(f"{INITRAMFS} missing: run 'make initramfs'")
     if rootfs is not None and not Path(rootfs).exists():
-        raise FileNotFoundError(f"{rootfs} missing: run 'make rootfs'")
+        raise FileNotFoundError(f"{rootfs} missing: run 'make rootfs' (debian-sid.img: 'make rootfs-sid')")
     name = name or os.environ.get("PYTEST_CURRENT_TEST", "vm").split(" ")[0]
     log_dir = LOGS / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     shutil.rmtree(log_dir, ignore_errors=True)
