@@ -4,19 +4,8 @@
 # coredamd serves core_pattern "@@/run/coredam/coredump/socket" and its
 # writers store cores where the pipe helper would (/scratch/cores).
 
-# sock_writers: how many of coredamd's writers run (its children)
-sock_writers() {
-	local agent s n=0
-	agent=$(cat /tmp/agent.pid)
-	for s in /proc/[0-9]*/stat; do
-		set -- $(cat "$s" 2>/dev/null) x x x x
-		[ "$4" = "$agent" ] && n=$((n + 1))
-	done
-	echo $n
-}
-
-# sock_idle: no writer of the agent runs
-sock_idle() { [ "$(sock_writers)" -eq 0 ]; }
+# sock_idle: no writer of the agent runs (lib.sh's no_agent_child)
+sock_idle() { no_agent_child; }
 
 # pstat NAME: a counter of <state>/pipe/stats (0 when absent)
 pstat() {

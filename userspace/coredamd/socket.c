@@ -308,12 +308,12 @@ static void kmsg_batch_read(struct agent *a, uint64_t from, struct kmsg_batch *b
 			s->kmsg_overrun_said = true;
 			continue;
 		}
+		if (l < 0 && errno == EAGAIN)
+			break;
 		if (l < 0) {
-			if (errno != EAGAIN)
-				log_warning_errno(-errno, "cannot read /dev/kmsg: %m (crashes the coredump socket loses "
-							  "are no longer counted)");
-			if (errno != EAGAIN)
-				fd_close(&s->kmsg_fd);
+			log_warning_errno(-errno, "cannot read /dev/kmsg: %m (crashes the coredump socket loses "
+						  "are no longer counted)");
+			fd_close(&s->kmsg_fd);
 			break;
 		}
 		if (coredam_kmsg_parse(rec, (size_t)l, a->cfg.sock_listen, &r) < 0)

@@ -101,17 +101,3 @@ int coredam_kmsg_parse(const char *rec, size_t len, const char *path, struct cor
 	}
 	return 0;
 }
-
-const char *coredam_kmsg_loss_str(enum coredam_kmsg_loss l)
-{
-	switch (l) {
-	case COREDAM_KMSG_BACKLOG:
-		return "backlog";
-	case COREDAM_KMSG_CONNECT:
-		return "connect";
-	case COREDAM_KMSG_SUPPRESSED:
-		return "suppressed";
-	default:
-		return "none";
-	}
-}

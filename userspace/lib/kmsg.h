@@ -41,6 +41,4 @@ struct coredam_kmsg_record {
  */
 int coredam_kmsg_parse(const char *rec, size_t len, const char *path, struct coredam_kmsg_record *ret);
 
-const char *coredam_kmsg_loss_str(enum coredam_kmsg_loss l);
-
 #endif
