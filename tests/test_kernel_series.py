@@ -14,10 +14,15 @@ kernel_series.sh.
 
 import pytest
 
+from conftest import KERNEL
 from harness.parsers import STATS_NAMES as STATS, check_invariants, io_wbytes, name_values, \
     stats_dict
 
 MB = 8
+# the series rebased onto 7.3 (COREDAM_KERNEL=patched-7.3) charges only
+# file dumps: a pipe helper starts where the kernel starts any, and a
+# cgroup with controllers for its children may be core_cgroup
+ON_73 = KERNEL.endswith("7.3")
 
 
 def stats(text):
@@ -409,19 +414,23 @@ def test_bad_input(run):
     """every invalid value is refused with the right errno and changes
     nothing; root in a child user namespace cannot redirect dumps (the
     child cgroup namespace case is in the kselftest: busybox's unshare
-    has no -C)."""
+    has no -C). A cgroup with controllers for its children is refused
+    (EBUSY), on 7.3 taken."""
     res = _bad_input_run(run)
     errs = res.text("errs").splitlines()
     expect = ["No such file", "Not a directory", "Invalid argument",
-              "Invalid argument", "Invalid argument", "Invalid argument",
-              "busy"]
-    for line, want in zip(errs[:7], expect):
+              "Invalid argument", "Invalid argument", "Invalid argument"]
+    for line, want in zip(errs[:6], expect):
         assert want.lower() in line.lower(), (line, want)
+    if ON_73:
+        assert errs[6] == "cgroup ok", errs[6]
+    else:
+        assert "busy" in errs[6].lower(), errs[6]
     for line in errs[7:]:
         assert not line.endswith(" ok"), line
     assert "Operation not permitted" in errs[-1], errs[-1]
     values = dict(l.split("=", 1) for l in res.text("values").splitlines())
-    assert values == {"core_cgroup": "/dump", "core_max_concurrency": "0",
+    assert values == {"core_cgroup": "/busy" if ON_73 else "/dump", "core_max_concurrency": "0",
                       "core_max_waiting": "0", "core_wait_timeout_ms": "0"}
 
 
@@ -456,7 +465,9 @@ done
 
 def test_pipe_helper_in_the_cgroup_dumper_in_its_own(run):
     """pipe mode: the helper starts in the dump cgroup and its io.stat
-    accounts the core's bytes; the dumper stays in its own cgroup."""
+    accounts the core's bytes; the dumper stays in its own cgroup. On 7.3
+    the helper starts in the root cgroup, as with no core_cgroup, and
+    nothing is charged to the dump cgroup."""
     res = run(f"""
 C=/sys/fs/cgroup
 mkdir $C/dump $C/crash
@@ -473,11 +484,14 @@ kstats > $RESULTS/after
 checkcores /scratch/core.* > $RESULTS/cores.json
 """)
     pid = res.text("pid").strip()
-    assert res.text(f"helper-cgroup.{pid}").strip() == "0::/dump"
+    assert res.text(f"helper-cgroup.{pid}").strip() == ("0::/" if ON_73 else "0::/dump")
     assert res.text(f"dumper-cgroup.{pid}").strip() == "0::/crash"
     c = valid_cores(res, 1)[0]
     wbytes = io_wbytes(res.text("io.stat"))
-    assert wbytes >= c["size"] * 0.95, res.text("io.stat")
+    if ON_73:
+        assert wbytes < c["size"] * 0.05, res.text("io.stat")
+    else:
+        assert wbytes >= c["size"] * 0.95, res.text("io.stat")
     s = stats(res.text("after"))
     assert s["completed"] == 1 and s["uncharged"] == 0, s
 
@@ -705,7 +719,8 @@ checkcores /scratch/core.* > $RESULTS/cores.json
 def test_nested_cgroup_inherits_the_parents_io_max(run):
     """core_cgroup names a child of a cgroup limited to 4 MB/s: the dump is
     paced by the parent's io.max and accounted in the child; the parent,
-    which has controllers enabled for its children, is refused (EBUSY)."""
+    which has controllers enabled for its children, is refused (EBUSY), on
+    7.3 taken (no dump ever moves a task into it)."""
     res = run(f"""
 C=/sys/fs/cgroup
 mkdir $C/dump
@@ -723,7 +738,10 @@ sync
 cat $C/dump/inner/io.stat > $RESULTS/io.stat
 checkcores /scratch/core.* > $RESULTS/cores.json
 """, sysctls={"kernel.core_pattern": "/scratch/core.%p"})
-    assert "busy" in res.text("parent").lower(), res.text("parent")
+    if ON_73:
+        assert res.text("parent").strip() == "ok", res.text("parent")
+    else:
+        assert "busy" in res.text("parent").lower(), res.text("parent")
     s = stats(res.text("after"))
     assert s["completed"] == 1 and s["uncharged"] == 0, s
     valid_cores(res, 1)
