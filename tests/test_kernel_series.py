@@ -1,4 +1,5 @@
-"""VM tests of the coredam kernel series (kernel-patch/) on the patched kernel.
+"""VM tests of the coredam kernel series (kernel-patch/) on the patched kernel
+(COREDAM_KERNEL=patched-7.3: the series rebased onto 7.3, kernel-patch/7.3/).
 
 Each test boots the patched kernel once and asserts what a user would check:
 the cores exist and are valid, the dumps went where kernel.core_cgroup says,
@@ -19,10 +20,11 @@ from harness.parsers import STATS_NAMES as STATS, check_invariants, io_wbytes, n
     stats_dict
 
 MB = 8
-# the series rebased onto 7.3 (COREDAM_KERNEL=patched-7.3) charges only
-# file dumps: a pipe helper starts where the kernel starts any, and a
-# cgroup with controllers for its children may be core_cgroup
-ON_73 = KERNEL.endswith("7.3")
+# the series rebased onto 7.3 (COREDAM_KERNEL=patched-7.3, or its debug
+# kernel patched-7.3-debug) charges only file dumps: a pipe helper starts
+# where the kernel starts any, and a cgroup with controllers for its
+# children may be core_cgroup
+ON_73 = "7.3" in KERNEL.split("-")
 
 
 def stats(text):
