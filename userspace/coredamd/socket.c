@@ -339,14 +339,15 @@ static void kmsg_save(struct agent *a)
 		stats_add(a, &d);
 }
 
-static void kmsg_count(struct agent *a, const struct kmsg_batch *b)
+/* Count what the batch says was lost; true when that saved the position too. */
+static bool kmsg_count(struct agent *a, const struct kmsg_batch *b)
 {
 	struct coredam_pipe_stats d = { 0 };
 
 	if (b->any)
 		a->sock.kmsg_next = b->last_seq + 1;
 	if (!b->total)
-		return;
+		return false;
 	d.v[COREDAM_PIPE_LOST_CONNECT] = b->total;
 	d.v[COREDAM_PIPE_KMSG_SEQ] = a->sock.kmsg_next;
 	stats_add(a, &d);
@@ -356,6 +357,7 @@ static void kmsg_count(struct agent *a, const struct kmsg_batch *b)
 		    " connect=%" PRIu64 " suppressed=%" PRIu64, b->total, b->total == 1 ? "" : "es", a->cfg.sock_listen,
 		    b->by[COREDAM_KMSG_BACKLOG], b->by[COREDAM_KMSG_CONNECT], b->by[COREDAM_KMSG_SUPPRESSED], b->total,
 		    b->by[COREDAM_KMSG_BACKLOG], b->by[COREDAM_KMSG_CONNECT], b->by[COREDAM_KMSG_SUPPRESSED]);
+	return true;
 }
 
 static void kmsg_read(struct agent *a)
@@ -363,7 +365,7 @@ static void kmsg_read(struct agent *a)
 	struct kmsg_batch b;
 
 	kmsg_batch_read(a, a->sock.kmsg_next, &b);
-	kmsg_count(a, &b);
+	(void)kmsg_count(a, &b);
 }
 
 /*
@@ -403,8 +405,8 @@ static void kmsg_open(struct agent *a)
 		log_warning("the kernel log no longer holds its records %" PRIu64 " to %" PRIu64 ": crashes it said the "
 			    "coredump socket lost then are not counted", from, b.first_seq - 1);
 	}
-	kmsg_count(a, &b);
-	kmsg_save(a);
+	if (!kmsg_count(a, &b))
+		kmsg_save(a);
 }
 
 int sock_setup(struct agent *a)
