@@ -23,22 +23,18 @@ count_ready() { [ "$(ls "$1" | grep -c '^ready\.')" -ge "$2" ]; }
 # no_helper: is no pipe helper of the project running?
 no_helper() { ! pidof pipewriter coredam-pipe >/dev/null; }
 
-# agent_children: how many children the agent (/tmp/agent.pid) has, the
-# writers of its coredump socket (0 when no agent runs)
-agent_children() {
-	local agent s n=0
-	if [ -e /tmp/agent.pid ]; then
-		agent=$(cat /tmp/agent.pid)
-		for s in /proc/[0-9]*/stat; do
-			set -- $(cat "$s" 2>/dev/null) x x x x
-			[ "$4" = "$agent" ] && n=$((n + 1))
-		done
-	fi
-	echo $n
+# no_agent_child: has the agent (/tmp/agent.pid) no child, no writer of
+# its coredump socket's, left? (true when no agent runs)
+no_agent_child() {
+	local agent s
+	[ -e /tmp/agent.pid ] || return 0
+	agent=$(cat /tmp/agent.pid)
+	for s in /proc/[0-9]*/stat; do
+		set -- $(cat "$s" 2>/dev/null) x x x x
+		[ "$4" = "$agent" ] && return 1
+	done
+	return 0
 }
-
-# no_agent_child: has the agent no child left?
-no_agent_child() { [ "$(agent_children)" -eq 0 ]; }
 
 # agent_running [ARGS]: does coredamd answer on its control socket?  Its
 # loop answers only after it has written the kernel knobs; the socket file
