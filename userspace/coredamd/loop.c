@@ -185,13 +185,23 @@ static void forget_ended(struct agent *a, bool have_st, const struct coredam_sta
 	}
 }
 
-/* A pipe helper among the dumps tracked? */
-static bool helper_known(const struct agent *a)
+/*
+ * Do the counters move whenever a dump starts, gets its slot or ends?
+ * The kernel's do, unless a pipe helper dumps (its dump is counted only
+ * once the helper runs); coredam-pipe's do not (the same, for every
+ * dump); the socket server's do: it counts each dump when it accepts the
+ * connection and again when it answers, before the dump writes a byte.
+ */
+static bool counters_exact(const struct agent *a)
 {
+	if (a->sock.active)
+		return true;
+	if (a->stats_from_pipe)
+		return false;
 	for (size_t i = 0; i < a->n_dumps; i++)
 		if (a->dumps[i].state == COREDAM_DUMP_HELPER)
-			return true;
-	return false;
+			return false;
+	return true;
 }
 
 /* WaitingMemoryMax= counts waiters by what one holds: a changed estimate changes the places at once. */
@@ -235,7 +245,7 @@ void track_dumps(struct agent *a, bool full)
 	}
 
 	look = coredam_dumps_look(a->have_last_stats ? &a->last_stats : NULL, have_st ? &st : NULL, a->n_dumps,
-				  !a->stats_from_pipe && !helper_known(a), full);
+				  counters_exact(a), full);
 	if (look == COREDAM_LOOK_KNOWN) {
 		for (size_t i = 0; i < a->n_dumps; i++) {
 			struct tracked_dump *t = &a->dumps[i];
