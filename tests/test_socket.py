@@ -166,6 +166,14 @@ touch /tmp/b/go.big
 waitfor 60 "the big dump admitted" pstat_is admitted 1
 # the storm: three wait, the rest find every waiting place taken
 touch /tmp/b/go
+waitfor 60 "the full rejected" pstat_is skipped_full $(({n} - 3))
+# a tick of the agent (Interval=500ms) with the three held: the CPU
+# policy and nice value of the streaming dump and of each one held
+sleep 1
+for p in $big $pids; do
+    [ -e /proc/$p/stat ] || continue
+    printf '%s %s\n' $p "$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f1,17,39)"
+done > $RESULTS/sched.txt
 for p in $pids; do wait $p || true; done
 wait $big || true
 waitfor 120 "the big dump stored" pstat_is completed 1
@@ -195,6 +203,15 @@ def test_socket_cap_and_timeout_rejected_counted(boot):
     # the full were answered at once
     waited = [int(w) for w in re.findall(r"reason=full waited_ms=(\d+)", log)]
     assert all(w < 2000 for w in waited), waited
+    # the streaming dump is background work (DumpNice=19: SCHED_BATCH,
+    # nice 19); the held ones keep their priority: they need the CPU to
+    # send their request, and to exit at once when refused
+    sched = {int(p): (st, int(nice), int(policy)) for p, st, nice, policy in
+             (line.split() for line in res.text("sched.txt").splitlines())}
+    big = int(re.search(r"pid=(\d+) exe=\S+ waited_ms=\d+ writer=", log).group(1))
+    assert sched.pop(big)[1:] == (19, 3), (big, sched)
+    held = {p: v for p, v in sched.items() if v[0] != "Z"}
+    assert held and all(v[1:] == (0, 0) for v in held.values()), sched
     # no core for a rejected dump: only the big one's
     ms = meta(res)
     assert len(ms) == 1 and res.text("incomplete.txt") == "", res.text("ls.txt")

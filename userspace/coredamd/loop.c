@@ -140,7 +140,13 @@ static enum coredam_dump_state track_one(struct agent *a, struct coredam_dump *d
 		if (!a->sock.active)
 			log_info("dump started event=dump-start pid=%d exe=%s state=%s", t->pid, t->exe,
 				 coredam_dump_state_str(t->state));
-		deprioritize(a, d);
+		/*
+		 * The same server makes a dump background work as it admits
+		 * it: until its answer a task needs the CPU to send its
+		 * request, and once refused to exit and give back its memory.
+		 */
+		if (!a->sock.active)
+			deprioritize(a, d);
 		if (t->state != COREDAM_DUMP_WAITING)
 			t->admitted_usec = now;
 	} else if (t->state == COREDAM_DUMP_WAITING && d->state == COREDAM_DUMP_WRITING) {
