@@ -15,6 +15,8 @@ PACKAGES=(
 	# debhelper for debian/rules, lintian; the rest of debian/control's
 	# Build-Depends is above
 	build-essential dpkg-dev debhelper fakeroot lintian
+	# the Apache storm's cores read as a user would: gdb's backtrace
+	gdb
 )
 for group in "$@"; do
 	case "$group" in

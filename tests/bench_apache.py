@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,7 +63,8 @@ def main():
             print(f"    FAILED: {e}"[:4000], flush=True)
             continue
         wall[s.name] = time.monotonic() - t0
-        f = figures(res)
+        with tempfile.TemporaryDirectory() as tmp:
+            f = figures(res, tmp=Path(tmp))
         figs.append((s.name, f))
         print(f"    {f['sent']} crash requests, {f['crashes']} crashes, healthy p99 "
               f"{f.get('base_p99_ms', 0):.0f} -> {f.get('storm_p99_ms', 0):.0f} ms, "

@@ -13,7 +13,8 @@ sees the core's notes as it writes them).
   answers and errors, as a user would check), and the static route too;
 - a kept core is a whole ELF core of an apache2 worker that died by
   SIGSEGV, read on the host by harness.elfcore, and it holds the opcache's
-  shared segment;
+  shared segment; gdb's backtrace of it, against the guest image's own
+  binaries, shows the frame it died in and PHP's recursion;
 - every crash Apache logged is one the helper counted, kept or skipped
   with its cause.
 
@@ -25,7 +26,8 @@ short, so that it fits the test budget.
 import json
 
 from harness import elfcore
-from harness.apache import JOB_HEAD, OPCACHE_MB, WARM_MB, WORKERS, crash_rows, crashed_pids, other_deaths, wrk_errors
+from harness.apache import (JOB_HEAD, OPCACHE_MB, WARM_MB, WORKERS, check_backtrace, crash_rows, crashed_pids,
+                            other_deaths, wrk_errors)
 from harness.kernels import ROOTFS
 from harness.parsers import name_values
 from harness.qemu import boot as qemu_boot
@@ -88,7 +90,7 @@ agent_log
 """
 
 
-def test_apache_prefork_storm_keeps_a_core_and_the_healthy_route():
+def test_apache_prefork_storm_keeps_a_core_and_the_healthy_route(tmp_path):
     job = JOB.format(workers=WORKERS, opcache_mb=OPCACHE_MB, warm_mb=WARM_MB,
                      crash_per_s=CRASH_PER_S, crash_s=CRASH_S)
     res = qemu_boot(job, kernel="stock", rootfs=ROOTFS, mem="3G", timeout=900,
@@ -170,3 +172,10 @@ def test_apache_prefork_storm_keeps_a_core_and_the_healthy_route():
     assert any(m["pid"] == core["pid"] and m["size"] == len(data) for m in metas), metas
     biggest = max(size for t, _, size in core["segments"] if t == elfcore.PT_LOAD)
     assert biggest >= OPCACHE_MB << 20, biggest
+    # ... and read as a user reads it: gdb's backtrace, against the guest
+    # image's own apache2 and libphp8.2.so (no debug symbols), names the
+    # SIGSEGV, the frame it died in and PHP's executor recursing through
+    # array_map
+    ok, why, frames = check_backtrace(res.path("core"), tmp_path)
+    print("backtrace: " + "; ".join(f"#{n} {fn} ({obj.rsplit('/', 1)[-1]})" for n, fn, obj in frames[:6]))
+    assert ok, (why, frames)

@@ -14,7 +14,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from . import elfcore
+from . import corebt, elfcore
 from .kernels import ROOTFS
 from .parsers import name_values
 from .qemu import boot as qemu_boot
@@ -143,6 +143,32 @@ def check_core(data):
     if not (c["signal"] == 11 == c["si_signo"]):
         return False, "not a SIGSEGV"
     return True, ""
+
+
+# crash.php's recursion as gdb shows it with no debug symbols: the
+# executor calls array_map, which calls back into the executor
+RECURSION = ("execute_ex", "zend_call_function")
+
+
+def check_backtrace(path, tmp):
+    """gdb's backtrace of a core brought back (decompressed into @tmp
+    first), against the guest image's own binaries (harness.corebt): does
+    it name the SIGSEGV, the crashing frame, and PHP's engine recursing
+    through array_map as crash.php makes it? (ok, why not, frames)"""
+    core = tmp / "core"
+    core.write_bytes(read_core(path))
+    text, frames = corebt.backtrace(core, ROOTFS, tmp)
+    core.unlink()
+    if "Program terminated with signal SIGSEGV" not in text:
+        return False, "gdb names no SIGSEGV", frames
+    # the frame it died in, in a file of the image's: a function's name
+    # where the object exports one, its address in the object else
+    if not frames or frames[0][0] != 0 or not frames[0][2]:
+        return False, "no crashing frame", frames
+    names = [fn for _, fn, obj in frames if obj and obj.endswith("/libphp8.2.so")]
+    if not set(RECURSION) <= set(names):
+        return False, "not PHP's recursion", frames
+    return True, "", frames
 
 
 # --- the benchmark's setups -------------------------------------------------
@@ -334,8 +360,10 @@ def skipped(res, crashes):
     return present, {k: v for k, v in causes.items() if v}, None
 
 
-def figures(res, workers=WORKERS):
-    """One setup's numbers, by name (JSON-ready), from its results."""
+def figures(res, workers=WORKERS, tmp=None):
+    """One setup's numbers, by name (JSON-ready), from its results; with
+    a directory @tmp to work in, each whole core brought back also read by
+    gdb (check_backtrace())."""
     log = _text(res, "error.log")
     crashed = crashed_pids(log)
     starts = crash_starts(log)
@@ -414,6 +442,10 @@ def figures(res, workers=WORKERS):
     f["host_checked"] = len(verdicts)
     f["host_whole"] = sum(1 for ok, _ in verdicts if ok)
     f["host_why"] = sorted({why for ok, why in verdicts if not ok})
+    # ... and read by gdb as a user would, each whole one
+    bts = [check_backtrace(p, tmp)[:2] for p, (ok, _) in zip(host, verdicts) if ok] if tmp else []
+    f["host_bt"] = sum(1 for ok, _ in bts if ok)
+    f["host_bt_why"] = sorted({why for ok, why in bts if not ok})
     return f
 
 
@@ -443,6 +475,7 @@ def tables(figs):
     for name, f in figs:
         causes = ", ".join(f"{k} {v}" for k, v in sorted(f["skipped"].items())) or "-"
         host = f"{f['host_whole']}/{f['host_checked']}" if f["host_checked"] else "-"
+        bt = f"{f['host_bt']}/{f['host_whole']}" if f.get("host_whole") and "host_bt" in f else "-"
         mem = "-" if f.get("mem_min_mb") is None else \
             f"{f['mem_min_mb']:.0f} MiB (of {f['mem_before_mb']:.0f})" \
             if f.get("mem_before_mb") is not None else f"{f['mem_min_mb']:.0f} MiB"
@@ -450,14 +483,15 @@ def tables(figs):
             f"{f['gone_p50_s']:.1f} / {f['gone_max_s']:.1f} s"
         replaced = "-" if f.get("replaced_p50_s") is None else \
             f"{f['replaced_p50_s']:.1f} / {f['replaced_max_s']:.1f} s"
-        cores.append((name, f"{f['core_files']}", host, causes,
+        cores.append((name, f"{f['core_files']}", host, bt, causes,
                       "-" if f["uncharged"] is None else f"{f['uncharged']}",
                       mem, gone, replaced, _s(f["full_after_s"])))
     return (markdown(("setup", "crash requests sent (rate)", "crashes in Apache's log",
                       "crash rate reached", "healthy p50 / p99 / max, alone",
                       "healthy p50 / p99 / max, storm", "requests alone / storm",
                       "errors alone / storm"), load),
-            markdown(("setup", "cores kept", "whole on the host", "skipped or lost, by cause",
+            markdown(("setup", "cores kept", "whole on the host", "gdb: PHP's recursion",
+                      "skipped or lost, by cause",
                       "uncharged", "MemAvailable lowest", "crash to worker gone p50 / max",
                       "crash to replaced p50 / max", "all workers back after the last crash"),
                      cores))

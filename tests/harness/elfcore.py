@@ -12,13 +12,28 @@ def _cstr(b):
     return b.split(b"\0", 1)[0].decode("latin-1")
 
 
+def _file_note(desc):
+    """NT_FILE: count, page size, count x (start, end, offset), then count
+    NUL-terminated paths."""
+    count = struct.unpack_from("<Q", desc)[0]
+    if 16 + 24 * count > len(desc):
+        raise ValueError("NT_FILE note cut short")
+    # each path ends in a NUL: count of them, then whatever pads the note
+    names = desc[16 + 24 * count:].split(b"\0")
+    if len(names) < count + 1:
+        raise ValueError("NT_FILE note cut short")
+    return list(dict.fromkeys(n.decode("latin-1") for n in names[:count]))
+
+
 def parse(data):
     """Return {'type', 'machine', 'loads', 'load_bytes', 'notes': {type: count},
     'pid', 'signal', 'fname', 'psargs', 'si_signo', 'segments': [(p_type,
-    p_offset, p_filesz)]}: fname and psargs from NT_PRPSINFO (the program's
-    name and command line as the kernel kept them), si_signo from
-    NT_SIGINFO, each None when the note is absent; raise ValueError for
-    anything that is not a whole core."""
+    p_offset, p_filesz)], 'files': [path]}: fname and psargs from
+    NT_PRPSINFO (the program's name and command line as the kernel kept
+    them), si_signo from NT_SIGINFO, each None when the note is absent;
+    files: the mapped files' paths from NT_FILE, each once, in the note's
+    order (the crashed process's own strings, as the kernel kept them);
+    raise ValueError for anything that is not a whole core."""
     if data[:4] != b"\x7fELF":
         raise ValueError("not an ELF file")
     if data[4] != 2:
@@ -29,7 +44,7 @@ def parse(data):
         raise ValueError(f"e_type {e_type} is not ET_CORE")
     out = {"type": e_type, "machine": e_machine, "loads": 0, "load_bytes": 0,
            "notes": {}, "pid": None, "signal": None, "fname": None, "psargs": None,
-           "si_signo": None, "segments": []}
+           "si_signo": None, "segments": [], "files": []}
     for i in range(e_phnum):
         p_type, _flags, p_offset, _vaddr, _paddr, p_filesz, _memsz, _align = \
             struct.unpack_from("<IIQQQQQQ", data, e_phoff + i * e_phentsize)
@@ -57,5 +72,7 @@ def parse(data):
                     out["psargs"] = _cstr(data[desc + 56:desc + 136])
                 elif ntype == NT_SIGINFO and descsz >= 4 and out["si_signo"] is None:
                     out["si_signo"] = struct.unpack_from("<i", data, desc)[0]
+                elif ntype == NT_FILE and descsz >= 16 and not out["files"]:
+                    out["files"] = _file_note(data[desc:desc + descsz])
                 off = desc + ((descsz + 3) & ~3)
     return out

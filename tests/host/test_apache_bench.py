@@ -170,7 +170,7 @@ def test_tables_of_the_recorded_runs():
     assert rows["systemd-coredump"][:3] == ["20 (2.00/s)", "20", "0.16/s"]
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in cores.splitlines()[2:]}
-    assert rows["no-dumps"] == ["0", "-", "-", "-", "2857 MiB (of 2893)", "0.9 / 1.7 s",
+    assert rows["no-dumps"] == ["0", "-", "-", "-", "-", "2857 MiB (of 2893)", "0.9 / 1.7 s",
                                 "2.5 / 4.4 s", "4.0 s"]
-    assert rows["systemd-coredump"][:4] == ["20", "-", "-", "-"]
-    assert rows["systemd-coredump"][5:] == ["35.9 / 55.5 s", "37.7 / 57.7 s", "16.2 s"]
+    assert rows["systemd-coredump"][:5] == ["20", "-", "-", "-", "-"]
+    assert rows["systemd-coredump"][6:] == ["35.9 / 55.5 s", "37.7 / 57.7 s", "16.2 s"]
