@@ -912,15 +912,18 @@ static void request(struct agent *a, size_t i, uint64_t now)
 }
 
 /* Every pending connection at once; the peer named before anything is read from it. */
-static void accept_all(struct agent *a, uint64_t now)
+static void accept_all(struct agent *a)
 {
 	struct sock_server *s = &a->sock;
 
 	for (;;) {
 		struct sock_conn *c;
+		uint64_t now;
 		int fd, r;
 
 		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		/* a dump's wait counts from here, not from when this round of the loop began */
+		now = now_usec(CLOCK_MONOTONIC);
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
 				log_warning("coredump socket: accept: %m");
@@ -1095,8 +1098,8 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 		}
 	}
 	if (p[0].revents & POLLIN)
-		accept_all(a, now);
-	admit_waiters(a, now);
+		accept_all(a);
+	admit_waiters(a, now_usec(CLOCK_MONOTONIC));
 }
 
 void sock_close(struct agent *a)
@@ -1107,7 +1110,7 @@ void sock_close(struct agent *a)
 		return;
 	/* core_pattern no longer names the socket: what connected before is answered, not cut off */
 	s->stopping = true;
-	accept_all(a, now_usec(CLOCK_MONOTONIC));
+	accept_all(a);
 	for (size_t i = s->n; i-- > 0;) {
 		if (s->conns[i].state == SOCK_CONN_WAITING)
 			reject(a, i, COREDAM_PIPE_SKIPPED_KILLED, "stopped");
