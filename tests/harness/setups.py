@@ -204,6 +204,13 @@ SETUPS = [
                 "stock 7.3 + coredamd serving the coredump socket (@@), adaptive 10-30 MB/s "
                 "(10 while somebody else uses the disk), 1-2 at once", ADAPTIVE + SOCKET,
                 kernel="stock-7.3"),
+    # the socket server ahead of the crashers for the CPU: a crash holds
+    # its memory until the server has read its request and answered it
+    agent_setup("socket-7.3-adaptive-agentfirst",
+                "stock 7.3 + coredamd serving the coredump socket (@@), adaptive 10-30 MB/s "
+                "(10 while somebody else uses the disk), 1-2 at once, the agent itself at nice -5",
+                ADAPTIVE + SOCKET, kernel="stock-7.3",
+                after_start="renice -n -5 -p $(cat /tmp/agent.pid) > /dev/null"),
     # one dump writing at a time at the same budget: whether a second
     # writer, rather than the rate, costs the probe
     variant("coredam-adaptive-conc1", ADAPTIVE_DESCRIBE, ADAPTIVE, "Adaptive", "ConcurrencyCeiling=1",
@@ -213,6 +220,7 @@ SETUPS = [
 OPTIONAL_SETUPS = {"v1-fixed", "v1-adaptive", "coredam-nolift", "coredam-fixed-w128",
                    "coredam-adaptive-w128", "coredam-fixed-keepnice", "coredam-adaptive-keepnice",
                    "coredam-adaptive-c20", "coredam-fixed-20m", "coredam-adaptive-climb",
-                   "coredam-adaptive-agentnice", "coredam-adaptive-conc1", "stock-7.3"}
+                   "coredam-adaptive-agentnice", "coredam-adaptive-conc1", "stock-7.3",
+                   "socket-7.3-adaptive-agentfirst"}
 # the setup every probe is also compared with
 FLOOR = "no-dumps"
