@@ -7,8 +7,8 @@ symbols).
 The files a core maps are listed in its NT_FILE note: the crashed
 process's own strings. Only plain absolute paths are taken from the image
 (no "..", nothing but the characters of a file name debugfs can be given
-unquoted), each into a directory of its own, so no name in a core writes
-anywhere else on the host."""
+unquoted), each to the same path under the sysroot, so no name in a core
+writes anywhere else on the host."""
 
 import re
 import subprocess
