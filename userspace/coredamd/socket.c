@@ -922,8 +922,6 @@ static void accept_all(struct agent *a)
 		int fd, r;
 
 		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		/* a dump's wait counts from here, not from when this round of the loop began */
-		now = now_usec(CLOCK_MONOTONIC);
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
 				log_warning("coredump socket: accept: %m");
@@ -931,6 +929,8 @@ static void accept_all(struct agent *a)
 				continue;
 			return;
 		}
+		/* a dump's wait counts from here, not from when this round of the loop began */
+		now = now_usec(CLOCK_MONOTONIC);
 		if (s->n == s->cap) {
 			size_t cap = s->cap ? 2 * s->cap : 64;
 			struct sock_conn *v = realloc(s->conns, cap * sizeof(*v));
