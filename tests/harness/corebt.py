@@ -10,6 +10,7 @@ process's own strings. Only plain absolute paths are taken from the image
 unquoted), each to the same path under the sysroot, so no name in a core
 writes anywhere else on the host."""
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -29,15 +30,20 @@ def sysroot(image, files, dest):
     from the ext4 @image into @dest at the same path, a library also under
     the name it is linked by, and /lib, /lib64, /bin, /sbin as links into
     /usr; the paths copied."""
+    plain = [f for f in files
+             if SAFE_PATH.fullmatch(f) and "/../" not in f + "/" and "/./" not in f + "/"]
+    # one debugfs for all, each file once (a sysroot serves every core of
+    # the same image); debugfs reports a missing file on stderr, exits 0
+    wanted = [f for f in plain if not (dest / f.lstrip("/")).exists()]
+    for f in wanted:
+        (dest / f.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+    if wanted:
+        subprocess.run(["debugfs", "-f", "-", str(image)], capture_output=True, check=True,
+                       timeout=300, text=True,
+                       input="".join(f"dump -p {f} {dest / f.lstrip('/')}\n" for f in wanted))
     got = []
-    for f in files:
-        if not SAFE_PATH.fullmatch(f) or "/../" in f + "/" or "/./" in f + "/":
-            continue
+    for f in plain:
         out = dest / f.lstrip("/")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        # debugfs reports a missing file on stderr and exits 0
-        subprocess.run(["debugfs", "-R", f"dump -p {f} {out}", str(image)],
-                       capture_output=True, check=True, timeout=60)
         if out.exists() and out.stat().st_size:
             got.append(f)
             # the name the dynamic linker knew it by: libfoo.so.1 of libfoo.so.1.2.3
@@ -51,7 +57,8 @@ def sysroot(image, files, dest):
                     (dest / "usr/lib64" / out.name).symlink_to(out)
     # a merged /usr, as Debian's: the linker's /lib/... is /usr/lib/...
     for d in ("bin", "sbin", "lib", "lib64"):
-        if not (dest / d).exists():
+        # lexists: a link made for an earlier core may point nowhere
+        if not os.path.lexists(dest / d):
             (dest / d).symlink_to(f"usr/{d}")
     return got
 

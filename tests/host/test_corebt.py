@@ -71,3 +71,6 @@ def test_sysroot_copies_plain_paths_only(tmp_path):
     # nothing else anywhere: not the refused files, not outside the sysroot
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")
                   if p.is_file() and not p.is_relative_to(top)) == ["root.img", "sys/usr/lib/libx.so"]
+    # the benchmark's next core of the same image: the same sysroot again
+    # (its /bin link, made before, points nowhere)
+    assert corebt.sysroot(image, ["/usr/lib/libx.so"], dest) == ["/usr/lib/libx.so"]
