@@ -176,6 +176,6 @@ def test_apache_prefork_storm_keeps_a_core_and_the_healthy_route(tmp_path):
     # image's own apache2 and libphp8.2.so (no debug symbols), names the
     # SIGSEGV, the frame it died in and PHP's executor recursing through
     # array_map
-    ok, why, frames = check_backtrace(res.path("core"), tmp_path)
+    ok, why, frames = check_backtrace(data, tmp_path)
     print("backtrace: " + "; ".join(f"#{n} {fn} ({obj.rsplit('/', 1)[-1]})" for n, fn, obj in frames[:6]))
     assert ok, (why, frames)

@@ -150,13 +150,14 @@ def check_core(data):
 RECURSION = ("execute_ex", "zend_call_function")
 
 
-def check_backtrace(path, tmp):
-    """gdb's backtrace of a core brought back (decompressed into @tmp
-    first), against the guest image's own binaries (harness.corebt): does
-    it name the SIGSEGV, the crashing frame, and PHP's engine recursing
-    through array_map as crash.php makes it? (ok, why not, frames)"""
+def check_backtrace(data, tmp):
+    """gdb's backtrace of a core's bytes @data (written into @tmp first,
+    the sysroot made there kept for the next core), against the guest
+    image's own binaries (harness.corebt): does it name the SIGSEGV, the
+    crashing frame, and PHP's engine recursing through array_map as
+    crash.php makes it? (ok, why not, frames)"""
     core = tmp / "core"
-    core.write_bytes(read_core(path))
+    core.write_bytes(data)
     text, frames = corebt.backtrace(core, ROOTFS, tmp)
     core.unlink()
     if "Program terminated with signal SIGSEGV" not in text:
@@ -438,12 +439,17 @@ def figures(res, workers=WORKERS, tmp=None):
     f["guest_checked"] = len(checks)
     f["guest_whole"] = sum(1 for c in checks if c.get("valid") and c.get("complete"))
     host = sorted(p for p in res.path("cores").glob("*")) if res.path("cores").is_dir() else []
-    verdicts = [check_core(read_core(p)) for p in host]
+    verdicts, bts = [], []
+    for p in host:
+        # one core in memory at a time, decompressed once
+        data = read_core(p)
+        verdicts.append(check_core(data))
+        # ... and a whole one read by gdb as a user would
+        if tmp and verdicts[-1][0]:
+            bts.append(check_backtrace(data, tmp)[:2])
     f["host_checked"] = len(verdicts)
     f["host_whole"] = sum(1 for ok, _ in verdicts if ok)
     f["host_why"] = sorted({why for ok, why in verdicts if not ok})
-    # ... and read by gdb as a user would, each whole one
-    bts = [check_backtrace(p, tmp)[:2] for p, (ok, _) in zip(host, verdicts) if ok] if tmp else []
     f["host_bt"] = sum(1 for ok, _ in bts if ok)
     f["host_bt_why"] = sorted({why for ok, why in bts if not ok})
     return f
