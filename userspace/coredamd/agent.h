@@ -14,6 +14,7 @@
 #include "dumps.h"
 #include "error.h"
 #include "escape.h"
+#include "laps.h"
 #include "metrics.h"
 #include "roots.h"
 #include "slice.h"
@@ -22,6 +23,7 @@
 #include "space.h"
 #include "sysctl.h"
 #include "tick.h"
+#include "time-util.h"
 
 /* Exit codes, documented in coredamd(8). */
 enum {
@@ -176,7 +178,16 @@ struct agent {
 
 	int sig_fd, ctl_fd, events_fd;
 	bool quit, reload;
+
+	/* the loop's current busy stretch, from poll() returning to poll() again */
+	struct coredam_laps laps;
 };
+
+/* The loop's time since the last lap goes to @name (logged when the stretch is slow). */
+static inline void agent_lap(struct agent *a, const char *name)
+{
+	coredam_laps_mark(&a->laps, name, now_usec(CLOCK_MONOTONIC));
+}
 
 /* agent.c: setup and applying state to the kernel */
 int agent_check_kernel(struct agent *a);

@@ -347,14 +347,18 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	in->cgroup_gone = !a->tick.cg_lost && agent_cgroup_gone(a);
 	in->pattern_changed = coredam_sysctl_read(&a->roots, "kernel.core_pattern", pat, sizeof(pat)) == 0 &&
 			      strcmp(pat, a->core_pattern) != 0;
+	agent_lap(a, "cgroup and core_pattern");
 	/*
 	 * A slice of systemd's: systemd writes io.max from the properties
 	 * the agent set, on daemon-reload too; what it writes is not
 	 * fought over.
 	 */
 	in->io_in_force = in->pattern_changed || a->unit.active || agent_io_in_force(a);
+	agent_lap(a, "io.max read");
 	track_dumps(a, true);
+	agent_lap(a, "dumps");
 	in->have_disk = read_disk_sectors(a, &in->disk_sectors);
+	agent_lap(a, "disk stat");
 	pressure_sample(a, in->now_usec, &in->pressure);
 	in->pressure.triggered = a->triggered;
 	a->triggered = false;
@@ -374,6 +378,7 @@ static void observe(struct agent *a, struct coredam_tick_in *in)
 	}
 	if (in->dest_known)
 		in->space_err = coredam_space_check(&a->cfg, dest, &in->space);
+	agent_lap(a, "free space");
 	in->have_stats = a->have_last_stats;
 	if (a->have_last_stats) {
 		in->ended = a->last_stats.v[COREDAM_STAT_FAILED] + a->last_stats.v[COREDAM_STAT_COMPLETED];
@@ -461,14 +466,18 @@ static void apply(struct agent *a, const struct coredam_tick_in *in, const struc
 			 in->pressure.others_busy ? " foreground_requests=1" : "");
 		a->m.budget_changes++;
 	}
+	agent_lap(a, "tick");
 	if (out->apply_io)
 		(void)agent_apply_io(a);
+	agent_lap(a, "io.max write");
 	apply_space(a, in, out);
 	if (out->apply_admission)
 		(void)agent_apply_admission(a);
 	if (out->mark_incomplete)
 		mark_incomplete(a);
+	agent_lap(a, "tick");
 	write_metrics(a);
+	agent_lap(a, "metrics");
 	/* systemctl status shows it: for people, in the base the configuration reads rates in */
 	sd_notifyf(0, "STATUS=%s mode, %s, %u at once; %u writing, %u waiting%s", coredam_mode_str(a->cfg.mode),
 		   a->budget.wbps ? format_rate(w, sizeof(w), a->budget.wbps) : "unlimited", a->budget.concurrency,
@@ -653,6 +662,24 @@ static void handle_psi(struct agent *a, const struct pollfd *p, size_t n)
 	}
 }
 
+/*
+ * A busy stretch of the loop longer than this is logged with its laps: the
+ * loop looks at dumps in flight every 250 ms, and while it is busy the
+ * crashes that connect to the socket wait in its listen backlog.
+ */
+#define SLOW_STRETCH_USEC (250 * 1000)
+
+static void stretch_end(struct agent *a)
+{
+	char buf[1024];
+
+	if (coredam_laps_end(&a->laps, now_usec(CLOCK_MONOTONIC)) < SLOW_STRETCH_USEC)
+		return;
+	a->m.slow_loops++;
+	if (coredam_laps_format(&a->laps, buf, sizeof(buf)) >= 0)
+		log_info("the loop was busy for %s event=slow-loop", buf);
+}
+
 int agent_loop(struct agent *a)
 {
 	uint64_t next = now_usec(CLOCK_MONOTONIC), watchdog_usec = 0, ping = 0;
@@ -663,6 +690,7 @@ int agent_loop(struct agent *a)
 	_cleanup_free_ struct pollfd *p = NULL;
 	size_t p_size = 0;
 
+	coredam_laps_start(&a->laps, next);
 	while (!a->quit) {
 		uint64_t now = now_usec(CLOCK_MONOTONIC), wake = UINT64_MAX;
 		size_t want = 3 + MAX_PSI + sock_poll_max(a), n_sock;
@@ -685,6 +713,7 @@ int agent_loop(struct agent *a)
 		} else if (a->n_dumps) {
 			/* dumps in flight: follow them closely for the per-dump records */
 			track_dumps(a, false);
+			agent_lap(a, "dumps");
 		}
 		now = now_usec(CLOCK_MONOTONIC);
 		if (watchdog_usec && now >= ping) {
@@ -712,16 +741,19 @@ int agent_loop(struct agent *a)
 			timeout = MIN(timeout, wake > t ? (int)MIN((wake - t + 999) / 1000, (uint64_t)INT32_MAX) : 0);
 		}
 
+		stretch_end(a);
 		if (poll(p, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %m");
 			return -errno;
 		}
+		coredam_laps_start(&a->laps, now_usec(CLOCK_MONOTONIC));
 		if (p[0].revents & POLLIN)
 			handle_signal(a);
 		if (p[1].revents & POLLIN)
 			handle_client(a);
+		agent_lap(a, "signals and control");
 		if (p[2].revents & POLLPRI) {
 			char ev[256];
 
@@ -729,8 +761,10 @@ int agent_loop(struct agent *a)
 			if (pread(a->events_fd, ev, sizeof(ev), 0) < 0)
 				log_debug("reading cgroup.events: %m");
 			track_dumps(a, true); /* the dump cgroup became (un)populated */
+			agent_lap(a, "dumps");
 		}
 		handle_psi(a, p + psi0, (size_t)(sock0 - psi0));
+		agent_lap(a, "pressure trigger");
 		sock_poll_handle(a, p + sock0, n_sock);
 		if (a->triggered && a->cfg.mode == COREDAM_MODE_ADAPTIVE)
 			next = now_usec(CLOCK_MONOTONIC); /* act on a trigger at once */

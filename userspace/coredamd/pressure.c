@@ -228,9 +228,14 @@ void pressure_sample(struct agent *a, uint64_t now, struct coredam_pressure_samp
 	for (size_t i = 0; i < a->n_psi; i++) {
 		struct psi_source *s = &a->psi[i];
 		bool held = pressure_holds_dumper(a, s->cgroup), was = s->held;
-		double f = sample_one(s, elapsed);
-		int made = sample_requests(a, s);
+		double f;
+		int made;
 
+		agent_lap(a, "pressure: held");
+		f = sample_one(s, elapsed);
+		agent_lap(a, "pressure: PSI");
+		made = sample_requests(a, s);
+		agent_lap(a, "pressure: io.stat");
 		pressure_set_held(s, held);
 		/* an interval that had a dumper in it at either end is not counted */
 		if (!held && !was) {
@@ -239,6 +244,7 @@ void pressure_sample(struct agent *a, uint64_t now, struct coredam_pressure_samp
 		}
 		if (held)
 			watch_below(a, s, next, &n_next);
+		agent_lap(a, "pressure: held");
 	}
 	for (size_t i = 0; i < n_next; i++) {
 		struct psi_source *w = &next[i];
@@ -252,7 +258,9 @@ void pressure_sample(struct agent *a, uint64_t now, struct coredam_pressure_samp
 				break;
 			}
 		ret->foreground = MAX(ret->foreground, sample_one(w, elapsed));
+		agent_lap(a, "pressure: PSI");
 		add_requests(sample_requests(a, w), ret);
+		agent_lap(a, "pressure: io.stat");
 	}
 	memcpy(a->watch, next, n_next * sizeof(next[0]));
 	a->n_watch = n_next;

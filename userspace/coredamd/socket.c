@@ -672,6 +672,7 @@ static void admit(struct agent *a, size_t i, uint64_t now)
 	c->admitted_usec = now;
 	coredam_sock_granted(&a->sock.grants, (uint32_t)c->peer.uid);
 	count_decided(a, COREDAM_PIPE_ADMITTED);
+	agent_lap(a, "socket: answers");
 	/* the writer exists before the kernel starts to send: nothing is lost to a failed fork */
 	pid = fork();
 	if (pid == 0)
@@ -695,6 +696,7 @@ static void admit(struct agent *a, size_t i, uint64_t now)
 		conn_remove(a, i);
 		return;
 	}
+	agent_lap(a, "socket: writer fork");
 	c->writer = pid;
 	c->writer_pidfd = pidfd;
 	c->state = SOCK_CONN_WRITING;
@@ -858,6 +860,7 @@ static void request(struct agent *a, size_t i, uint64_t now)
 	int r = coredam_sock_req_read(c->fd, &c->req);
 	uint64_t serial;
 
+	agent_lap(a, "socket: requests read");
 	if (r == -EAGAIN)
 		return;
 	if (r < 0) {
@@ -868,6 +871,7 @@ static void request(struct agent *a, size_t i, uint64_t now)
 		return;
 	}
 	peer_names(a, c);
+	agent_lap(a, "socket: peer names");
 	if (a->sock.stopping) {
 		reject(a, i, COREDAM_PIPE_SKIPPED_KILLED, "stopped");
 		return;
@@ -922,6 +926,7 @@ static void accept_all(struct agent *a)
 		int fd, r;
 
 		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		agent_lap(a, "socket: accept");
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
 				log_warning("coredump socket: accept: %m");
@@ -955,6 +960,7 @@ static void accept_all(struct agent *a)
 		snprintf(c->exe, sizeof(c->exe), "?");
 		count_arrived(a);
 		r = coredam_sock_peer_get(fd, &c->peer);
+		agent_lap(a, "socket: peer pidfd");
 		if (r < 0 || !c->peer.coredumping) {
 			if (r >= 0)
 				fd_close(&c->peer.pidfd);
@@ -962,6 +968,7 @@ static void accept_all(struct agent *a)
 			continue;
 		}
 		request(a, s->n - 1, now);
+		agent_lap(a, "socket: answers");
 	}
 }
 
@@ -1059,6 +1066,7 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 	if (s->kmsg_polled) {
 		if (p[--n].revents)
 			kmsg_read(a);
+		agent_lap(a, "socket: kernel log");
 	}
 	/*
 	 * Each connection's events by its number, taken first: handling one
@@ -1083,6 +1091,7 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 		if (c->state == SOCK_CONN_WRITING) {
 			if (ev)
 				writer_done(a, i);
+			agent_lap(a, "socket: writers done");
 		} else if (c->state == SOCK_CONN_REQ) {
 			if (ev)
 				request(a, i, now);
@@ -1096,10 +1105,12 @@ void sock_poll_handle(struct agent *a, const struct pollfd *p, size_t n)
 			count_decided(a, COREDAM_PIPE_SKIPPED_KILLED);
 			conn_remove(a, i);
 		}
+		agent_lap(a, "socket: answers");
 	}
 	if (p[0].revents & POLLIN)
 		accept_all(a);
 	admit_waiters(a, now_usec(CLOCK_MONOTONIC));
+	agent_lap(a, "socket: answers");
 }
 
 void sock_close(struct agent *a)

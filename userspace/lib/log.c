@@ -160,6 +160,7 @@ static const struct {
 	{ "slice-fallback", "86140043583f49eda58a9b029933346a" },
 	{ "slice-restored", "2c216bff90aa45dcbe6c3cc98aad2474" },
 	{ "slice-unit", "6e6c2f767c094a4ea5f949c8529ad2e5" },
+	{ "slow-loop", "8c6ba57eb198479484fe6618b42f6c5c" },
 	{ "socket", "0a79f4bfa58a48e68cc5ff113f4e3f54" },
 	{ "socket-lost", "964e92983f274a9896fc48844b46cc93" },
 	{ "socket-pattern-taken", "4e1d48799b9d4ec19b903390f33b0f37" },

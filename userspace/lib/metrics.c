@@ -163,6 +163,8 @@ int coredam_metrics_format(const struct coredam_metrics *m, char *buf, size_t si
 		 "Limits set on the dump cgroup's slice through systemd (SetUnitProperties calls).", m->unit_calls);
 	metric_u(&w, "pressure_triggers_total", "counter", "PSI trigger events received.",
 		 m->pressure_triggers);
+	metric_u(&w, "agent_slow_loops_total", "counter",
+		 "Busy stretches of the agent's loop of 250 ms or more (logged with event=slow-loop).", m->slow_loops);
 	metric_u(&w, "space_below_floor", "gauge", "1 while the destination is below its free-space floor.",
 		 m->space_below);
 	metric_u(&w, "space_free_bytes", "gauge", "Free bytes at the destination.", m->free_bytes);

@@ -25,6 +25,7 @@ struct coredam_metrics {
 	uint64_t reloads, reload_failures;
 	uint64_t space_low_episodes;
 	uint64_t incomplete_marked;
+	uint64_t slow_loops;		/* busy stretches of the loop of 250 ms or more */
 	uint32_t dumps_writing, dumps_waiting;
 	uint32_t waiting_places;	/* core_max_waiting or the helper's/socket's queue cap; 0 = no cap */
 	uint64_t pin_bytes;		/* what one dumper holds, as WaitingMemoryMax= counts it; 0 none seen */
