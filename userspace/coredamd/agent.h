@@ -262,6 +262,13 @@ int sock_install_pattern(struct agent *a);
  * the units, the daemon's own write run by hand), logged once a change.
  */
 void sock_pattern_check(struct agent *a);
+/*
+ * The dumps the server holds or streams, read from /proc by their pids:
+ * WRITING once answered COREDUMP_KERNEL, WAITING before. Served on the
+ * socket, these are all the dumps there are (but for crashes still in the
+ * listen backlog), so the agent's look goes no further.
+ */
+int sock_dumps_list(const struct agent *a, struct coredam_dump **ret, size_t *ret_n);
 /* Stop: REJECT every dump still held, close the socket; the writers finish on their own */
 void sock_close(struct agent *a);
 /* The socket's fds to poll, at @p (room for sock_poll_max()), and when to wake at the latest */

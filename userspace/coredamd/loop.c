@@ -263,7 +263,8 @@ void track_dumps(struct agent *a, bool full)
 		return;
 	}
 	if (look == COREDAM_LOOK_ALL &&
-	    coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n) < 0)
+	    (a->sock.active ? sock_dumps_list(a, &v, &n)
+			    : coredam_dumps_list(&a->roots, a->kern.core_cgroup ? a->kernel_path : "", &v, &n)) < 0)
 		return;
 	for (size_t i = 0; i < a->n_dumps; i++)
 		a->dumps[i].seen = false;

@@ -1014,6 +1014,34 @@ static void admit_waiters(struct agent *a, uint64_t now)
 	}
 }
 
+int sock_dumps_list(const struct agent *a, struct coredam_dump **ret, size_t *ret_n)
+{
+	const struct sock_server *s = &a->sock;
+	_cleanup_free_ pid_t *pids = NULL;
+	struct coredam_dump *v;
+	size_t n;
+	int r;
+
+	pids = calloc(s->n ? s->n : 1, sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		pids[i] = s->conns[i].peer.pid;
+	r = coredam_dumps_of(&a->roots, pids, s->n, &v, &n);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < s->n; i++)
+			if (s->conns[i].peer.pid == v[k].pid) {
+				v[k].state = s->conns[i].state == SOCK_CONN_WRITING ? COREDAM_DUMP_WRITING
+										    : COREDAM_DUMP_WAITING;
+				break;
+			}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
 size_t sock_poll_max(const struct agent *a)
 {
 	return a->sock.active ? 2 + a->sock.n : 0;
