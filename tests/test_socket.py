@@ -174,6 +174,7 @@ for p in $big $pids; do
     [ -e /proc/$p/stat ] || continue
     printf '%s %s\n' $p "$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f1,17,39)"
 done > $RESULTS/sched.txt
+ctl status --json > $RESULTS/status.held.json
 for p in $pids; do wait $p || true; done
 wait $big || true
 waitfor 120 "the big dump stored" pstat_is completed 1
@@ -212,6 +213,11 @@ def test_socket_cap_and_timeout_rejected_counted(boot):
     assert sched.pop(big)[1:] == (19, 3), (big, sched)
     held = {p: v for p, v in sched.items() if v[0] != "Z"}
     assert held and all(v[1:] == (0, 0) for v in held.values()), sched
+    # what one dumper pins, as WaitingMemoryMax= counts it: the big one's
+    # RssAnon, its 32 MiB and a little of the C library's, read once as
+    # it connected
+    agent = json.loads(res.text("status.held.json"))["agent"]
+    assert 32 << 20 <= agent["dumper_memory"] < 40 << 20, agent
     # no core for a rejected dump: only the big one's
     ms = meta(res)
     assert len(ms) == 1 and res.text("incomplete.txt") == "", res.text("ls.txt")

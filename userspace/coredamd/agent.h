@@ -69,6 +69,9 @@ struct sock_conn {
 	char comm[16];			/* as /proc gave it: only for the file name, sanitized there */
 	char exe[COREDAM_ESCAPE_SIZE(255)];	/* escaped: one word of a log line */
 	uint64_t rlimit;		/* its RLIMIT_CORE: the kernel applies none to a socket */
+	/* read once: a task the kernel holds in its dump neither frees memory nor moves */
+	uint64_t anon_bytes;		/* RssAnon */
+	char cgroup[1024];		/* its v2 cgroup, or an ancestor when longer; "" unknown */
 	pid_t writer;
 	int writer_pidfd;
 };
@@ -263,10 +266,11 @@ int sock_install_pattern(struct agent *a);
  */
 void sock_pattern_check(struct agent *a);
 /*
- * The dumps the server holds or streams, read from /proc by their pids:
- * WRITING once answered COREDUMP_KERNEL, WAITING before. Served on the
- * socket, these are all the dumps there are (but for crashes still in the
- * listen backlog), so the agent's look goes no further.
+ * The dumps the server holds or streams, as read from /proc when each
+ * connected: WRITING once answered COREDUMP_KERNEL, WAITING before.
+ * Served on the socket, these are all the dumps there are (but for
+ * crashes still in the listen backlog), so the agent's look goes no
+ * further.
  */
 int sock_dumps_list(const struct agent *a, struct coredam_dump **ret, size_t *ret_n);
 /* Stop: REJECT every dump still held, close the socket; the writers finish on their own */

@@ -252,6 +252,9 @@ void track_dumps(struct agent *a, bool full)
 
 	look = coredam_dumps_look(a->have_last_stats ? &a->last_stats : NULL, have_st ? &st : NULL, a->n_dumps,
 				  counters_exact(a), full);
+	/* the server logs its dumps' ends, bytes and all: nothing to read for them */
+	if (look == COREDAM_LOOK_KNOWN && a->sock.active)
+		return;
 	if (look == COREDAM_LOOK_KNOWN) {
 		for (size_t i = 0; i < a->n_dumps; i++) {
 			struct tracked_dump *t = &a->dumps[i];

@@ -741,7 +741,7 @@ static void writer_done(struct agent *a, size_t i)
 /* Who the crashed process is: its pidfd, its comm and exe through /proc checked against it. */
 static void peer_names(struct agent *a, struct sock_conn *c)
 {
-	char exe[PATH_MAX], limits[4096];
+	char exe[PATH_MAX], limits[4096], text[4096];
 
 	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "comm", c->comm, sizeof(c->comm)) < 0)
 		snprintf(c->comm, sizeof(c->comm), "unknown");
@@ -752,6 +752,13 @@ static void peer_names(struct agent *a, struct sock_conn *c)
 	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "limits", limits, sizeof(limits)) < 0 ||
 	    coredam_pipe_parse_rlimit(limits, &c->rlimit) < 0)
 		c->rlimit = UINT64_MAX;
+	/* what it pins while held (WaitingMemoryMax=), and whose stalls are its own (pressure) */
+	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "status", text, sizeof(text)) < 0 ||
+	    coredam_kb_field(text, "RssAnon", &c->anon_bytes) < 0)
+		c->anon_bytes = 0;
+	if (coredam_sock_peer_proc(a->roots.proc, &c->peer, "cgroup", text, sizeof(text)) < 0 ||
+	    coredam_proc_cgroup_parse(text, true, c->cgroup, sizeof(c->cgroup)) < 0)
+		c->cgroup[0] = '\0';
 }
 
 /*
@@ -1017,28 +1024,23 @@ static void admit_waiters(struct agent *a, uint64_t now)
 int sock_dumps_list(const struct agent *a, struct coredam_dump **ret, size_t *ret_n)
 {
 	const struct sock_server *s = &a->sock;
-	_cleanup_free_ pid_t *pids = NULL;
-	struct coredam_dump *v;
-	size_t n;
-	int r;
+	struct coredam_dump *v = calloc(s->n ? s->n : 1, sizeof(*v));
 
-	pids = calloc(s->n ? s->n : 1, sizeof(*pids));
-	if (!pids)
+	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++)
-		pids[i] = s->conns[i].peer.pid;
-	r = coredam_dumps_of(&a->roots, pids, s->n, &v, &n);
-	if (r < 0)
-		return r;
-	for (size_t k = 0; k < n; k++)
-		for (size_t i = 0; i < s->n; i++)
-			if (s->conns[i].peer.pid == v[k].pid) {
-				v[k].state = s->conns[i].state == SOCK_CONN_WRITING ? COREDAM_DUMP_WRITING
-										    : COREDAM_DUMP_WAITING;
-				break;
-			}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sock_conn *c = &s->conns[i];
+
+		v[i] = (struct coredam_dump){
+			.pid = c->peer.pid,
+			.state = c->state == SOCK_CONN_WRITING ? COREDAM_DUMP_WRITING : COREDAM_DUMP_WAITING,
+			.anon_bytes = c->anon_bytes,
+		};
+		snprintf(v[i].comm, sizeof(v[i].comm), "%s", c->comm);
+		snprintf(v[i].cgroup, sizeof(v[i].cgroup), "%s", c->cgroup);
+	}
 	*ret = v;
-	*ret_n = n;
+	*ret_n = s->n;
 	return 0;
 }
 

@@ -146,51 +146,6 @@ enum coredam_dumps_look coredam_dumps_look(const struct coredam_stats *last, con
 	return COREDAM_LOOK_KNOWN;
 }
 
-/*
- * Process @name (its pid @pid) of the /proc directory @dfd: listed in *ret
- * when it dumps, or when it is in the dump cgroup @cgroup ("" = none; its
- * cgroup.procs as @procs, or NULL). 1 listed, 0 not (or gone).
- */
-static int dump_read(int dfd, const char *name, uint32_t pid, const char *procs, const char *cgroup,
-		     struct coredam_dump *ret)
-{
-	_cleanup_free_ char *status = NULL, *cg = NULL, *io = NULL;
-	struct coredam_dump dp = { 0 };
-	char f[64], val[64];
-	bool dumping, in_cg;
-	ssize_t l;
-
-	in_cg = procs && pid_listed(procs, pid);
-	snprintf(f, sizeof(f), "%s/status", name);
-	if (read_file_at(dfd, f, 65536, &status) < 0)
-		return 0; /* gone */
-	dumping = coredam_status_field(status, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
-	if (!dumping && !in_cg)
-		return 0;
-	snprintf(f, sizeof(f), "%s/cgroup", name);
-	if (read_file_at(dfd, f, 65536, &cg) < 0 || coredam_proc_cgroup_parse(cg, true, dp.cgroup, sizeof(dp.cgroup)) < 0)
-		dp.cgroup[0] = '\0';
-	/* moved in or out since cgroup.procs was read: its own file says */
-	in_cg = *cgroup && strcmp(dp.cgroup, cgroup) == 0;
-	if (!dumping && !in_cg)
-		return 0;
-	dp.pid = (pid_t)pid;
-	if (dumping)
-		dp.state = in_cg ? COREDAM_DUMP_WRITING : COREDAM_DUMP_DUMPING;
-	else
-		dp.state = COREDAM_DUMP_HELPER;
-	coredam_status_field(status, "Name", dp.comm, sizeof(dp.comm));
-	(void)coredam_kb_field(status, "RssAnon", &dp.anon_bytes);
-	snprintf(f, sizeof(f), "%s/exe", name);
-	l = readlinkat(dfd, f, dp.exe, sizeof(dp.exe) - 1);
-	dp.exe[l > 0 ? l : 0] = '\0';
-	snprintf(f, sizeof(f), "%s/io", name);
-	if (read_file_at(dfd, f, 4096, &io) >= 0)
-		coredam_proc_io_parse(io, &dp.write_bytes, &dp.syscw);
-	*ret = dp;
-	return 1;
-}
-
 int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		       struct coredam_dump **ret, size_t *ret_n)
 {
@@ -211,40 +166,46 @@ int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		struct coredam_dump dp;
+		_cleanup_free_ char *status = NULL, *cg = NULL, *io = NULL;
+		struct coredam_dump dp = { 0 };
+		char f[64], val[64];
+		bool dumping, in_cg;
 		uint32_t pid;
+		ssize_t l;
 
-		if (parse_u32(de->d_name, &pid) < 0 || dump_read(dirfd(d), de->d_name, pid, procs, cgroup, &dp) <= 0)
+		if (parse_u32(de->d_name, &pid) < 0)
 			continue;
+		in_cg = procs && pid_listed(procs, pid);
+		snprintf(f, sizeof(f), "%s/status", de->d_name);
+		if (read_file_at(dirfd(d), f, 65536, &status) < 0)
+			continue; /* gone */
+		dumping = coredam_status_field(status, "CoreDumping", val, sizeof(val)) && strcmp(val, "1") == 0;
+		if (!dumping && !in_cg)
+			continue;
+		snprintf(f, sizeof(f), "%s/cgroup", de->d_name);
+		if (read_file_at(dirfd(d), f, 65536, &cg) < 0 ||
+		    coredam_proc_cgroup_parse(cg, true, dp.cgroup, sizeof(dp.cgroup)) < 0)
+			dp.cgroup[0] = '\0';
+		/* moved in or out since cgroup.procs was read: its own file says */
+		in_cg = *cgroup && strcmp(dp.cgroup, cgroup) == 0;
+		if (!dumping && !in_cg)
+			continue;
+		dp.pid = (pid_t)pid;
+		if (dumping)
+			dp.state = in_cg ? COREDAM_DUMP_WRITING : COREDAM_DUMP_DUMPING;
+		else
+			dp.state = COREDAM_DUMP_HELPER;
+		coredam_status_field(status, "Name", dp.comm, sizeof(dp.comm));
+		(void)coredam_kb_field(status, "RssAnon", &dp.anon_bytes);
+		snprintf(f, sizeof(f), "%s/exe", de->d_name);
+		l = readlinkat(dirfd(d), f, dp.exe, sizeof(dp.exe) - 1);
+		dp.exe[l > 0 ? l : 0] = '\0';
+		snprintf(f, sizeof(f), "%s/io", de->d_name);
+		if (read_file_at(dirfd(d), f, 4096, &io) >= 0)
+			coredam_proc_io_parse(io, &dp.write_bytes, &dp.syscw);
 		if (grow_array((void **)&v, &alloc, n, sizeof(*v), 8) < 0)
 			return -ENOMEM;
 		v[n++] = dp;
-	}
-	*ret = TAKE_PTR(v);
-	*ret_n = n;
-	return 0;
-}
-
-int coredam_dumps_of(const struct coredam_roots *roots, const pid_t *pids, size_t n_pids,
-		     struct coredam_dump **ret, size_t *ret_n)
-{
-	_cleanup_close_ int dfd = -1;
-	_cleanup_free_ struct coredam_dump *v = NULL;
-	size_t n = 0;
-
-	dfd = open(roots->proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	v = calloc(n_pids ? n_pids : 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < n_pids; i++) {
-		char name[16];
-
-		if (pids[i] <= 0)
-			continue;
-		snprintf(name, sizeof(name), "%d", (int)pids[i]);
-		n += dump_read(dfd, name, (uint32_t)pids[i], NULL, "", &v[n]) > 0;
 	}
 	*ret = TAKE_PTR(v);
 	*ret_n = n;

@@ -60,14 +60,6 @@ bool coredam_status_field(const char *status, const char *key, char *buf, size_t
 int coredam_dumps_list(const struct coredam_roots *roots, const char *cgroup,
 		       struct coredam_dump **ret, size_t *ret_n);
 
-/*
- * The same for the processes @pids only, those of them that dump (as
- * DUMPING): a coredump socket's server knows its dumpers, and the look
- * through every process costs a file read each.
- */
-int coredam_dumps_of(const struct coredam_roots *roots, const pid_t *pids, size_t n_pids,
-		     struct coredam_dump **ret, size_t *ret_n);
-
 /* What the agent knew of a dumper at its last look. */
 struct coredam_dump_seen {
 	bool known;

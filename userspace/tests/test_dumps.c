@@ -52,42 +52,6 @@ TEST(dumps_from_proc)
 	free(d);
 }
 
-/* A socket server's peers only: those that still dump, and no walk through the rest of /proc. */
-TEST(dumps_of_pids)
-{
-	struct coredam_roots r = { .proc = tkeep("proc-of"), .cgroup = tkeep("cg-of") };
-	const pid_t pids[] = { 200, 201, 202, -1, 0, 299 };
-	struct coredam_dump *d = NULL;
-	size_t n = 9;
-
-	mkfile("proc-of/200/status", "Name:\tcrasher\nRssAnon:\t  32768 kB\nCoreDumping:\t1\n");
-	mkfile("proc-of/200/cgroup", "0::/crashers\n");
-	mkfile("proc-of/200/io", "write_bytes: 4096\nsyscw: 3\n");
-	mklink("proc-of/200/exe", "/usr/bin/crasher");
-	/* done dumping (its pid about to be free): not listed */
-	mkfile("proc-of/201/status", "Name:\tcrasher\nCoreDumping:\t0\n");
-	mkfile("proc-of/201/cgroup", "0::/crashers\n");
-	mkfile("proc-of/202/status", "Name:\tcrasher\nCoreDumping:\t1\n");
-	mkfile("proc-of/202/cgroup", "0::/user.slice/user-1000.slice\n");
-	/* dumping, but not asked about: not read */
-	mkfile("proc-of/203/status", "Name:\tother\nCoreDumping:\t1\n");
-	CHECK_OK(coredam_dumps_of(&r, pids, ELEMENTSOF(pids), &d, &n));
-	CHECK_EQ_INT(n, 2);
-	CHECK(n == 2 && d[0].pid == 200 && d[1].pid == 202);
-	if (n == 2) {
-		CHECK(d[0].state == COREDAM_DUMP_DUMPING);
-		CHECK(d[0].anon_bytes == 32ULL << 20);
-		CHECK_STREQ(d[0].cgroup, "/crashers");
-		CHECK_STREQ(d[0].exe, "/usr/bin/crasher");
-		CHECK_EQ_INT(d[0].syscw, 3);
-		CHECK_STREQ(d[1].cgroup, "/user.slice/user-1000.slice");
-	}
-	free(d);
-	d = NULL;
-	CHECK(coredam_dumps_of(&r, NULL, 0, &d, &n) == 0 && n == 0);
-	free(d);
-}
-
 TEST(dumps_look)
 {
 	struct coredam_stats last = { 0 }, now;
