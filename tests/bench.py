@@ -161,7 +161,11 @@ def compose_report(started, reps, kernel_ids, setups, scenarios, runs, wall, med
                 f"{stats.physical_limit_s(16, 64, DISK_BPS):.1f} s.",
         "sustained": "'not kept': crashes without a complete core; 'skips counted': "
                      "what the setup's own counters (kernel core_dump_stats, or "
-                     "coredam-pipe's) say they skipped; '-': no counters. " + floor,
+                     "coredam-pipe's) say they skipped; '-': no counters. 'crashed, "
+                     "unreaped': the most crashed processes not yet reaped at once (held "
+                     "waiting, writing, or being turned away): what a queue's cap bounds; "
+                     "the memory peak also counts crashers still filling their memory, "
+                     "more of them at once when the guest is slow. " + floor,
         "foreground": "The writer's throughput is 4 MiB per fdatasync'ed chunk over "
                       "the window; 'storm' is from the first crash to the last core. "
                       "'p99 vs no-dumps': the fsync p99 over the no-dumps setup's.",

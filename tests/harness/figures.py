@@ -27,7 +27,7 @@ def figures(r):
          "vs_disk": r.drain_s / r.disk_s(DISK_BPS),
          "exit_p50_ms": pct(r.crash_exit_ms, 50),
          "exit_p99_ms": pct(r.crash_exit_ms, 99),
-         "mem_peak_mb": r.mem_peak / 2**20, "lifts": r.lifts}
+         "mem_peak_mb": r.mem_peak / 2**20, "unreaped_max": r.unreaped_max, "lifts": r.lifts}
     if r.agent_cpu_s is not None:
         f["agent_cpu_s"] = r.agent_cpu_s
     skipped = skipped_counted(r)
@@ -135,13 +135,14 @@ def tables(fig, setups):
                          f"{f['write_storm_max']:.0f} ms",
                          f"{f['kept']:.0f}/{f['crashes']:.0f}", f"{lost:.0f}",
                          "-" if counted is None else f"{counted:.0f}",
-                         f"{f['mem_peak_mb']:.0f} MB", f"{f['drain_s']:.1f} s",
+                         f"{f['mem_peak_mb']:.0f} MB", f"{f['unreaped_max']:.0f}",
+                         f"{f['drain_s']:.1f} s",
                          f"{f['exit_p50_ms'] / 1000:.1f} / {f['exit_p99_ms'] / 1000:.1f} s"))
     if rows:
         out["sustained"] = markdown(
             ("setup", "write p99 idle/storm", "vs idle", "vs no-dumps", "write max",
-             "cores ok", "not kept", "skips counted", "crashers' memory peak", "last core",
-             "crash to exit p50/p99"), rows)
+             "cores ok", "not kept", "skips counted", "crashers' memory peak", "crashed, unreaped",
+             "last core", "crash to exit p50/p99"), rows)
     rows = []
     for s in setups:
         f = fig.get(("foreground", s))

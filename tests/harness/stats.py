@@ -45,17 +45,29 @@ def physical_limit_s(crashes, mb, disk_bps_write=40_000_000):
     return crashes * (mb << 20) / disk_bps_write
 
 
-def most_at_once(ms):
-    """Most dumps writing at once, from [admitted_usec, done_usec] of each
-    helper's or socket writer's meta record; one ending as another starts
-    does not overlap it."""
-    ev = sorted([(m["admitted_usec"], 1) for m in ms] + [(m["done_usec"], -1) for m in ms],
-                key=lambda e: (e[0], e[1]))
+def most_overlapping(spans):
+    """Most of the [start, end] spans open at once; one ending as another
+    starts does not overlap it."""
+    ev = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
     cur = top = 0
     for _, d in ev:
         cur += d
         top = max(top, cur)
     return top
+
+
+def most_at_once(ms):
+    """Most dumps writing at once, from [admitted_usec, done_usec] of each
+    helper's or socket writer's meta record."""
+    return most_overlapping([(m["admitted_usec"], m["done_usec"]) for m in ms])
+
+
+def most_unreaped(crash_rows):
+    """Most crashed processes not yet reaped at once, from the stormer's
+    rows (i, signal_ms, exit_ms, dumped): what a queue's count bound
+    limits (waiting, writing, and those being turned away), where the
+    crashers' memory.peak also counts crashers still filling their memory."""
+    return most_overlapping([(c, e) for _, c, e, _ in crash_rows])
 
 
 def check_one_users_storm(ms, root_pid, cores, st):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import parsers, qemu
 from .scenarios import BURST
-from .stats import idle_and_storm
+from .stats import idle_and_storm, most_unreaped
 
 # the scratch disk's write throttle every storm runs with, bytes a second
 DISK_BPS = 40_000_000
@@ -61,6 +61,7 @@ class StormResult:
     total_mb: int = 0     # the crashers' memory, all told (their cores' payload)
     lifts: int = 0        # the agent's budget changes to no limit (LiftWhenIdle=)
     agent_cpu_s: float = None  # the agent's CPU time over its whole run, if one ran
+    unreaped_max: int = 0  # the most crashed processes not yet reaped at once
 
     def disk_s(self, disk_bps_write=DISK_BPS):
         """The disk's own time for the storm's cores, in seconds."""
@@ -166,4 +167,5 @@ def storm_result(res, setup_name, scenario, crashes, mb, sizes, hold_s=0):
         exit_s=(end - start) / 1000.0, drain_s=(synced - start) / 1000.0,
         mem_peak=_int_file(res, "crashers.peak"), dump_mem_peak=_int_file(res, "dump.peak"),
         stats=stats, pipe_stats=pipe_stats, start_ms=start, synced_ms=synced,
-        total_mb=sum(sizes), lifts=parsers.budget_lifts(log), agent_cpu_s=agent_cpu_s)
+        total_mb=sum(sizes), lifts=parsers.budget_lifts(log), agent_cpu_s=agent_cpu_s,
+        unreaped_max=most_unreaped(crash_rows))

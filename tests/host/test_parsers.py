@@ -91,6 +91,8 @@ def test_storm_result_from_the_recording():
     assert r.probes["write"]["idle_s"] == pytest.approx((12379 - 2381 - 1000) / 1000)
     assert r.disk_s(storms.DISK_BPS) == pytest.approx(128 * 2**20 / 40e6)
     assert (r.lifts, r.agent_cpu_s, r.pipe_stats) == (0, None, {})
+    # signals 13005..13012, exits from 16379 on: all four crashed before any was reaped
+    assert r.unreaped_max == 4
 
 
 def test_budget_lifts_count_from_the_first_dump():
@@ -174,6 +176,9 @@ def test_most_dumps_at_once_from_meta_records():
     # 2 ends at 300 as 3 starts: 1, 3, 4 at once over 400..450
     assert stats.most_at_once(ms) == 3
     assert stats.most_at_once(ms[:3]) == 2 and stats.most_at_once([]) == 0
+    # crashed and not yet reaped: the same count over (signal, exit) of each crash row
+    rows = [(1, 100, 500, 1), (2, 200, 300, 0), (3, 300, 900, 1), (4, 400, 450, 0)]
+    assert stats.most_unreaped(rows) == 3 and stats.most_unreaped([]) == 0
     with pytest.raises(ValueError):
         parsers.meta_records("not json\n")
 
