@@ -244,7 +244,7 @@ void pressure_sample(struct agent *a, uint64_t now, struct coredam_pressure_samp
 		}
 		if (held)
 			watch_below(a, s, next, &n_next);
-		agent_lap(a, "pressure: held");
+		agent_lap(a, "pressure: watch");
 	}
 	for (size_t i = 0; i < n_next; i++) {
 		struct psi_source *w = &next[i];
