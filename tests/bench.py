@@ -77,7 +77,8 @@ def run_storms(chosen, scenarios, reps):
                                default=sc.total_mb() * 2**20 / DISK_BPS)
                 print(f"[{rep + 1}/{reps}] {sc.name} / {se.name} ...", flush=True)
                 t0 = time.monotonic()
-                r = run(se, sc, hold_s=hold)
+                # each repetition's guest logs kept: a bad one can be read afterwards
+                r = run(se, sc, hold_s=hold, rep=rep + 1 if reps > 1 else None)
                 wall.setdefault((sc.name, se.name), []).append(time.monotonic() - t0)
                 results.append(r)
                 figs.append(figures(r))

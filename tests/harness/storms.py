@@ -90,14 +90,15 @@ def _int_file(res, name):
 
 
 def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
-        disk_bps_write=DISK_BPS, timeout=1800, hold_s=0):
+        disk_bps_write=DISK_BPS, timeout=1800, hold_s=0, rep=None):
     """Boot the setup, run the scenario's storm, return a StormResult.
 
     The probes' storm window runs from the first crash until every core is
     on disk, or for hold_s seconds if that is longer: a storm without
     dumps is over in a second, too short for a p99, and compared with
     another setup's storm over a window as long as that one's
-    (window_stats)."""
+    (window_stats). rep (a repetition's number) names the boot's logs
+    apart from the other repetitions'."""
     crashes = crashes or scenario.crashes
     # an explicit mb makes every crasher that size
     size_list = (mb,) if mb else scenario.sizes or (scenario.mb,)
@@ -116,7 +117,7 @@ def run(setup, scenario=BURST, crashes=None, mb=None, idle_s=10, interval_ms=50,
         probes=" ".join(scenario.probes))
     res = qemu.boot(script, kernel=setup.kernel, sysctls=sysctls, timeout=timeout,
                     mem=scenario.mem, disk_bps_write=disk_bps_write,
-                    name=f"storm-{setup.name}-{scenario.name}")
+                    name=f"storm-{setup.name}-{scenario.name}" + (f"-{rep}" if rep else ""))
     if res.rc != 0:
         raise RuntimeError(f"storm job failed (rc {res.rc}):\n{res.output}")
     return storm_result(res, setup.name, scenario, crashes, mb, sizes, hold_s)
