@@ -698,7 +698,7 @@ int agent_loop(struct agent *a)
 	while (!a->quit) {
 		uint64_t now = now_usec(CLOCK_MONOTONIC), wake = UINT64_MAX;
 		size_t want = 3 + MAX_PSI + sock_poll_max(a), n_sock;
-		int timeout, n = 0, psi0, sock0;
+		int timeout, n = 0, psi0, sock0, r;
 
 		if (want > p_size) {
 			struct pollfd *v = realloc(p, want * sizeof(*p));
@@ -746,13 +746,13 @@ int agent_loop(struct agent *a)
 		}
 
 		stretch_end(a);
-		if (poll(p, (nfds_t)n, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_error("poll: %m");
-			return -errno;
-		}
+		r = poll(p, (nfds_t)n, timeout) < 0 ? -errno : 0;
+		/* the next stretch begins as poll() returns, interrupted or not */
 		coredam_laps_start(&a->laps, now_usec(CLOCK_MONOTONIC));
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return log_error_errno(r, "poll: %m");
 		if (p[0].revents & POLLIN)
 			handle_signal(a);
 		if (p[1].revents & POLLIN)
