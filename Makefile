@@ -285,7 +285,8 @@ bench: kernel initramfs $(if $(findstring v1-,$(BENCH_SETUPS)),kernel-v1)
 	@scripts/deps.sh demo
 	$(PYTHON) tests/bench.py
 
-# BENCH_SETUPS, APACHE_CRASH_PER_S, APACHE_CRASH_S: see tests/bench_apache.py.
+# BENCH_SETUPS, APACHE_CRASH_PER_S, APACHE_CRASH_S, APACHE_OPCACHE_MB,
+# APACHE_WARM_MB: see tests/bench_apache.py.
 # The two 6.12 kernels only (not make kernel's 7.3) and the Debian guest
 bench-apache: kernel-stock kernel-patched rootfs
 	$(PYTHON) tests/bench_apache.py

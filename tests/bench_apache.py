@@ -7,7 +7,10 @@ setups, the job, the figures and the tables):
 
     make bench-apache   (BENCH_SETUPS: some of the setups, comma separated;
                          APACHE_CRASH_PER_S, APACHE_CRASH_S: the crash
-                         requests' rate and how long they are sent, 2 and 10)
+                         requests' rate and how long they are sent, 2 and 10;
+                         APACHE_OPCACHE_MB, APACHE_WARM_MB: the opcache
+                         segment and how much of it is filled, 16 and 4:
+                         128 and 32 give cores of about 150 MiB)
 
 Setups: no-dumps (the floor), systemd-coredump (Debian 12's, as it comes),
 coredam-pipe (stock kernel, coredamd's shipped defaults), coredam-fixed and
@@ -42,7 +45,12 @@ def main():
                  f"known: {', '.join(names)}")
     chosen = [s for s in SETUPS if not want or s.name in want.split(",")]
     storm = Storm(per_s=int(os.environ.get("APACHE_CRASH_PER_S", 2)),
-                  crash_s=int(os.environ.get("APACHE_CRASH_S", 10)))
+                  crash_s=int(os.environ.get("APACHE_CRASH_S", 10)),
+                  opcache_mb=int(os.environ.get("APACHE_OPCACHE_MB", OPCACHE_MB)),
+                  warm_mb=int(os.environ.get("APACHE_WARM_MB", WARM_MB)))
+    if not 0 < storm.warm_mb < storm.opcache_mb:
+        sys.exit(f"APACHE_WARM_MB ({storm.warm_mb}) must be more than 0 and less than "
+                 f"APACHE_OPCACHE_MB ({storm.opcache_mb})")
     storm.drive_s = storm.crash_s + 20
     out = BUILD / "bench-apache"
     out.mkdir(parents=True, exist_ok=True)
@@ -75,7 +83,8 @@ def main():
     rev = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
                          text=True, cwd=Path(__file__).resolve().parent).stdout.strip()
     env = " ".join(f"{k}={os.environ[k]}" for k in ("BENCH_SETUPS", "APACHE_CRASH_PER_S",
-                                                    "APACHE_CRASH_S") if k in os.environ)
+                                                    "APACHE_CRASH_S", "APACHE_OPCACHE_MB",
+                                                    "APACHE_WARM_MB") if k in os.environ)
     elapsed = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
     load, cores = tables(figs)
     md = [f"# coredam Apache storm benchmark, {started:%Y-%m-%d %H:%M} UTC", "",
@@ -83,8 +92,9 @@ def main():
           f"{elapsed / 60:.0f} min. One run of each setup, each its own boot.",
           f"Kernels: {kernels}.", "",
           f"Apache 2.4 prefork with exactly {WORKERS} workers, mod_php 8.2 with a "
-          f"{OPCACHE_MB} MiB opcache ({WARM_MB} MiB of it filled), in the Debian 12 guest "
-          f"(systemd; QEMU TCG, 3 GiB, cores to ext4 on a virtio disk throttled to 40 MB/s). "
+          f"{storm.opcache_mb} MiB opcache ({storm.warm_mb} MiB of it filled), in the Debian "
+          f"12 guest (systemd; QEMU TCG, 3 GiB, cores to ext4 on a virtio disk of "
+          f"{storm.disk_mb()} MiB throttled to 40 MB/s). "
           f"wrk (1 thread, 2 connections) drives /healthy.php for {storm.base_s} s alone, then "
           f"for {storm.drive_s} s while /crash.php is requested {storm.per_s} times a second "
           f"for {storm.crash_s} s, from a second after wrk starts (an open loop, each request "

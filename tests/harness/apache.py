@@ -302,19 +302,29 @@ collect_cores {cores_to_host}
 class Storm:
     """The storm's shape: crash requests per_s a second for crash_s
     seconds; wrk for base_s alone, then for drive_s from a second before
-    the first crash request."""
+    the first crash request; Apache's opcache segment of opcache_mb MiB,
+    warm_mb MiB of it filled (what makes the workers' cores big)."""
     per_s: int = 2
     crash_s: int = 10
     base_s: int = 5
     drive_s: int = 30
     limit_s: int = 600
     cores_to_host: int = 10
+    opcache_mb: int = OPCACHE_MB
+    warm_mb: int = WARM_MB
+
+    def disk_mb(self):
+        """A scratch disk with room for every crash's core above the
+        agent's 1 GiB free-space floor (a core is the opcache segment and
+        about 24 MiB besides: 40 MiB with 16 MiB of opcache), 4 GiB at
+        least: the setups compare what they keep, not a full disk."""
+        return max(4096, 1024 + 64 + self.per_s * self.crash_s * (self.opcache_mb + 32))
 
 
 def job(setup, storm):
     """The guest's shell for setup and storm."""
-    return JOB.format(setup=setup.script.strip(), workers=WORKERS, opcache_mb=OPCACHE_MB,
-                      warm_mb=WARM_MB, base_s=storm.base_s, drive_s=storm.drive_s,
+    return JOB.format(setup=setup.script.strip(), workers=WORKERS, opcache_mb=storm.opcache_mb,
+                      warm_mb=storm.warm_mb, base_s=storm.base_s, drive_s=storm.drive_s,
                       per_s=storm.per_s, crash_s=storm.crash_s, limit_s=storm.limit_s,
                       cores_to_host=storm.cores_to_host)
 
@@ -323,7 +333,7 @@ def run(setup, storm, timeout=1800):
     """Boot the setup's kernel in the Debian guest, run the storm; the
     job's Result."""
     res = qemu_boot(job(setup, storm), kernel=setup.kernel, rootfs=ROOTFS, mem="3G", timeout=timeout,
-                    results_mb=1024, name=f"apache-bench-{setup.name}")
+                    results_mb=1024, disk_mb=storm.disk_mb(), name=f"apache-bench-{setup.name}")
     if res.rc != 0:
         raise RuntimeError(f"Apache storm job of {setup.name} failed (rc {res.rc}):\n"
                            f"{res.output[-4000:]}")

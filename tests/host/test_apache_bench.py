@@ -174,3 +174,17 @@ def test_tables_of_the_recorded_runs():
                                 "2.5 / 4.4 s", "4.0 s"]
     assert rows["systemd-coredump"][:5] == ["20", "-", "-", "-", "-"]
     assert rows["systemd-coredump"][6:] == ["35.9 / 55.5 s", "37.7 / 57.7 s", "16.2 s"]
+
+
+def test_storm_sizes_its_guest_for_its_cores():
+    """The job asks Apache for the storm's opcache, and the scratch disk
+    holds every crash's core above the 1 GiB free-space floor: 4 GiB as
+    ever for the small storm (20 cores of about 40 MiB), more for 20 of
+    about 150 MiB (128 MiB of opcache: 1088 + 20 * 160 MiB)."""
+    small = apache.Storm()
+    assert small.disk_mb() == 4096
+    big = apache.Storm(opcache_mb=128, warm_mb=32)
+    assert big.disk_mb() == 4288
+    text = apache.job(apache.SETUPS[0], big)
+    assert "apache_start 6 128\n" in text and "apache_warm 32\n" in text
+    assert "apache_start 6 16\n" in apache.job(apache.SETUPS[0], small)
