@@ -8,9 +8,9 @@ from the files by other means than the code (awk, grep, sort, counting
 lines), as each test's comments say."""
 
 import gzip
-import struct
 from pathlib import Path
 
+import corefile
 import pytest
 
 from harness import apache
@@ -25,27 +25,10 @@ def recorded(name):
 
 
 def core(fname=b"apache2", signo=11, pid=4321, cut=0):
-    """A small ELF core as the kernel writes one: the ELF header, a PT_NOTE
-    with NT_PRSTATUS, NT_PRPSINFO and NT_SIGINFO, one PT_LOAD of 4 KiB;
-    cut bytes taken off its end."""
-    def note(ntype, desc):
-        return struct.pack("<III", 5, len(desc), ntype) + b"CORE\0\0\0\0" + desc + \
-            b"\0" * (-len(desc) % 4)
-    prstatus = bytearray(336)
-    struct.pack_into("<h", prstatus, 12, signo)
-    struct.pack_into("<i", prstatus, 32, pid)
-    prpsinfo = bytearray(136)
-    prpsinfo[40:40 + len(fname)] = fname
-    siginfo = struct.pack("<i", signo) + bytes(124)
-    notes = note(1, bytes(prstatus)) + note(3, bytes(prpsinfo)) + note(0x53494749, siginfo)
-    phoff, phnum = 64, 2
-    note_off = phoff + 56 * phnum
-    load_off = note_off + len(notes)
-    head = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack(
-        "<HHIQQQIHHHHHH", 4, 62, 1, 0, phoff, 0, 0, 64, 56, phnum, 0, 0, 0)
-    ph = struct.pack("<IIQQQQQQ", 4, 0, note_off, 0, 0, len(notes), 0, 0) + \
-        struct.pack("<IIQQQQQQ", 1, 5, load_off, 0x400000, 0, 4096, 4096, 4096)
-    data = head + ph + notes + b"\xcc" * 4096
+    """A small core of a process killed by @signo: NT_PRSTATUS,
+    NT_PRPSINFO, NT_SIGINFO and one PT_LOAD of 4 KiB; cut bytes taken
+    off its end."""
+    data = corefile.core(corefile.crash_notes(fname, signo, pid), [(0x400000, b"\xcc" * 4096)])
     return data[:len(data) - cut]
 
 

@@ -8,6 +8,7 @@ import struct
 import subprocess
 
 import pytest
+from corefile import core
 
 from harness import corebt, elfcore
 
@@ -19,19 +20,6 @@ def file_note(paths):
     for i in range(len(paths)):
         desc += struct.pack("<QQQ", 0x400000 + i * 0x1000, 0x401000 + i * 0x1000, 0)
     return desc + b"".join(p.encode() + b"\0" for p in paths)
-
-
-def core(notes):
-    """An ELF core with one PT_NOTE holding @notes [(type, desc)] and no
-    PT_LOAD."""
-    def note(ntype, desc):
-        return struct.pack("<III", 5, len(desc), ntype) + b"CORE\0\0\0\0" + desc + \
-            b"\0" * (-len(desc) % 4)
-    body = b"".join(note(t, d) for t, d in notes)
-    head = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack(
-        "<HHIQQQIHHHHHH", 4, 62, 1, 0, 64, 0, 0, 64, 56, 1, 0, 0, 0)
-    ph = struct.pack("<IIQQQQQQ", 4, 0, 64 + 56, 0, 0, len(body), 0, 0)
-    return head + ph + body
 
 
 def test_file_note_paths_each_once_in_order():
