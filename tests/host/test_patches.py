@@ -100,35 +100,51 @@ def maintainers_of(tree, maintainers, path, tmp_path):
     return {n for n in p.stdout.splitlines() if "torvalds" not in n}
 
 
+@pytest.fixture(scope="module")
+def series_maintainers(tmp_path_factory):
+    """For a base: its tree, MAINTAINERS as the series leaves it (the
+    series' hunks of the file put on a copy, unless the tree, stock or
+    patched, has them already) and fs/coredump.c's maintainers by it;
+    made once a base for every patch that creates files."""
+    made = {}
+
+    def get(base):
+        if base in made:
+            return made[base]
+        tree = base_tree(base)
+        if not (tree / "scripts" / "get_maintainer.pl").exists():
+            pytest.skip(f"no {base} tree with scripts/get_maintainer.pl")
+        d, work = SERIES_DIRS[base], tmp_path_factory.mktemp(f"maintainers-{base}")
+        maintainers = work / "MAINTAINERS"
+        maintainers.write_bytes((tree / "MAINTAINERS").read_bytes())
+        for p in SERIES[base]:
+            if "+++ b/MAINTAINERS" not in (d / p).read_text():
+                continue
+            apply = ["git", "apply", "--include=MAINTAINERS", str(d / p)]
+            if subprocess.run(apply[:2] + ["--check", "--reverse"] + apply[2:],
+                              cwd=work, capture_output=True).returncode == 0:
+                continue
+            r = subprocess.run(apply, cwd=work, capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr
+        owners = maintainers_of(tree, maintainers, "fs/coredump.c", work)
+        assert owners, "fs/coredump.c has no maintainer"
+        made[base] = tree, maintainers, owners
+        return made[base]
+    return get
+
+
 @pytest.mark.parametrize("base,patch", PATCHES)
-def test_new_files_have_maintainers(base, patch, tmp_path):
+def test_new_files_have_maintainers(base, patch, series_maintainers, tmp_path):
     """Every file the patch creates is covered by a section of MAINTAINERS
     as the series leaves it (scripts/get_maintainer.pl, with the series'
     own changes to MAINTAINERS applied), not only by THE REST, and the
     coredump selftests reach fs/coredump.c's maintainers, not only the
     selftest framework's."""
-    d = SERIES_DIRS[base]
-    created = re.findall(r"^--- /dev/null\n\+\+\+ b/(\S+)$", (d / patch).read_text(), re.M)
+    created = re.findall(r"^--- /dev/null\n\+\+\+ b/(\S+)$",
+                         (SERIES_DIRS[base] / patch).read_text(), re.M)
     if not created:
         return
-    tree = base_tree(base)
-    if not (tree / "scripts" / "get_maintainer.pl").exists():
-        pytest.skip(f"no {base} tree with scripts/get_maintainer.pl")
-    # the tree may be stock or patched: put the series' hunks of
-    # MAINTAINERS on a copy of its file, unless they are there already
-    maintainers = tmp_path / "MAINTAINERS"
-    maintainers.write_bytes((tree / "MAINTAINERS").read_bytes())
-    for p in SERIES[base]:
-        if "+++ b/MAINTAINERS" not in (d / p).read_text():
-            continue
-        apply = ["git", "apply", "--include=MAINTAINERS", str(d / p)]
-        if subprocess.run(apply[:2] + ["--check", "--reverse"] + apply[2:],
-                          cwd=tmp_path, capture_output=True).returncode == 0:
-            continue
-        r = subprocess.run(apply, cwd=tmp_path, capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-    owners = maintainers_of(tree, maintainers, "fs/coredump.c", tmp_path)
-    assert owners, "fs/coredump.c has no maintainer"
+    tree, maintainers, owners = series_maintainers(base)
     for path in created:
         names = maintainers_of(tree, maintainers, path, tmp_path)
         assert names, f"{path}: no MAINTAINERS section covers it"
