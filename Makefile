@@ -16,9 +16,10 @@
 #                 (builds and VM tests overlapped: scripts/test-pipeline.sh)
 #   make demo     the crash-storm demo (the main job)
 #   make bench    the full storm benchmark: six setups, eight scenarios
-#   make bench-apache  the Apache crash storm in the Debian guest, five
+#   make bench-apache  the Apache crash storm in the Debian guest, six
 #                 setups side by side (no dumps, systemd-coredump,
-#                 coredam-pipe, the patched kernel fixed and adaptive)
+#                 coredam-pipe, 7.3's coredump socket, the patched kernel
+#                 fixed and adaptive)
 #   make deb      the Debian package (debian/) into build/deb/, checked by
 #                 lintian (scripts/build-deb.sh)
 #   make clean    remove build/
@@ -287,8 +288,8 @@ bench: kernel initramfs $(if $(findstring v1-,$(BENCH_SETUPS)),kernel-v1)
 
 # BENCH_SETUPS, APACHE_CRASH_PER_S, APACHE_CRASH_S, APACHE_OPCACHE_MB,
 # APACHE_WARM_MB: see tests/bench_apache.py.
-# The two 6.12 kernels only (not make kernel's 7.3) and the Debian guest
-bench-apache: kernel-stock kernel-patched rootfs
+# The two 6.12 kernels, stock 7.3 (its coredump socket) and the Debian guest
+bench-apache: kernel-stock kernel-patched kernel-7.3 rootfs
 	$(PYTHON) tests/bench_apache.py
 
 clean:

@@ -13,8 +13,9 @@ setups, the job, the figures and the tables):
                          128 and 32 give cores of about 150 MiB)
 
 Setups: no-dumps (the floor), systemd-coredump (Debian 12's, as it comes),
-coredam-pipe (stock kernel, coredamd's shipped defaults), coredam-fixed and
-coredam-adaptive (the patched kernel).
+coredam-pipe (stock kernel, coredamd's shipped defaults), coredam-socket
+(stock 7.3, coredamd serving the coredump socket with its shipped
+defaults), coredam-fixed and coredam-adaptive (the patched kernel).
 
 Prints the tables; writes build/bench-apache/report.md and results.json.
 One run of each setup: the crashes of a storm cost minutes under TCG.

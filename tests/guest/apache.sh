@@ -124,9 +124,13 @@ meminfo_watch() {
 # dumps_done: is no dump helper (coredam-pipe, systemd-coredump: the
 # kernel's and its socket's, whose names the kernel cuts to 15 bytes; one
 # pattern each, since pgrep refuses a pattern longer than that) running,
-# and, on the patched kernel, no dump writing or waiting in its queue?
+# no writer of coredamd's coredump socket (its children), and, on the
+# patched kernel, no dump writing or waiting in its queue?
 dumps_done() {
+	local agent
 	! pgrep -x coredam-pipe > /dev/null && ! pgrep -x systemd-coredum > /dev/null || return 1
+	agent=$(systemctl show -p MainPID --value coredamd)
+	[ "${agent:-0}" = 0 ] || ! pgrep -P "$agent" > /dev/null || return 1
 	[ ! -e $KSTATS ] || dumps_idle
 }
 

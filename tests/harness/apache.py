@@ -215,6 +215,21 @@ EOF
 systemctl restart coredamd
 """
 
+# stock 7.3's coredump socket served by coredamd as shipped (every default,
+# [Repeats] Keep=2 included: a repeat is refused before a byte is sent),
+# its writers storing where the helper would; coredam-socket.service
+# names the socket in core_pattern once coredamd is ready
+COREDAM_SOCKET = r"""
+conf <<'EOF'
+[Socket]
+SetCorePattern=yes
+[Pipe]
+Directory=/scratch/cores
+EOF
+systemctl restart coredamd
+waitfor 60 "coredam-socket.service active" systemctl -q is-active coredam-socket
+"""
+
 # the patched kernel's file dumps to the scratch disk (the workers run as
 # www-data: a directory they can write, as /tmp), and the agent with the
 # storm benchmark's configuration (harness.setups), followed to that disk
@@ -245,6 +260,10 @@ SETUPS = [
     ApacheSetup("coredam-pipe", "stock",
                 "stock 6.12 + coredamd and coredam-pipe with the shipped defaults (10 MB/s, "
                 "2 at once, 64 waiting, [Repeats] Keep=2 an hour)", COREDAM_PIPE),
+    ApacheSetup("coredam-socket", "stock-7.3",
+                "stock 7.3 + coredamd serving the coredump socket (@@) with the shipped "
+                "defaults (10 MB/s, 2 at once, 64 waiting, [Repeats] Keep=2 an hour: repeats "
+                "refused before a byte is sent)", COREDAM_SOCKET),
     ApacheSetup("coredam-fixed", "patched",
                 "patched 6.12 + coredamd, file dumps, fixed 10 MB/s, 2 at once, 64 waiting",
                 kernel_path(FIXED)),
