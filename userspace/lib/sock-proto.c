@@ -163,11 +163,26 @@ int coredam_sock_peer_get(int fd, struct coredam_sock_peer *ret)
 	return 0;
 }
 
+/*
+ * Is the peer not reaped yet, so that its PID was not reused and what was
+ * read under it is its own? Signal 0 through its pidfd: ESRCH once the
+ * task is gone; EPERM, for another user's task when CAP_KILL is not held
+ * (the unit leaves it out), comes from the permission check on a task
+ * that is still there.
+ */
+static int peer_unreaped(const struct coredam_sock_peer *p)
+{
+	if (syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0 && errno != EPERM)
+		return -errno;
+	return 0;
+}
+
 int coredam_sock_peer_proc(const char *proc_root, const struct coredam_sock_peer *p, const char *name, char *buf,
 			   size_t size)
 {
 	char path[PATH_MAX];
 	ssize_t n;
+	int r;
 
 	if (size == 0)
 		return -ENOBUFS;
@@ -189,14 +204,10 @@ int coredam_sock_peer_proc(const char *proc_root, const struct coredam_sock_peer
 			n--;
 	}
 	buf[n] = '\0';
-	/* not reaped yet: the PID was not reused, so what was read is the peer's */
-	if (syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0) {
-		int r = -errno;
-
+	r = peer_unreaped(p);
+	if (r < 0)
 		buf[0] = '\0';
-		return r;
-	}
-	return 0;
+	return r;
 }
 
 #define COREDAM_PF_DUMPCORE 0x00000200	/* include/linux/sched.h */
@@ -303,9 +314,9 @@ int coredam_sock_peer_site(const char *proc_root, const struct coredam_sock_peer
 			return r;
 		(void)coredam_proc_maps_file_of(maps, s.pc, s.file, sizeof(s.file), &s.offset);
 	}
-	/* not reaped yet: the PID was not reused, so what was read is the peer's */
-	if (syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0)
-		return -errno;
+	r = peer_unreaped(p);
+	if (r < 0)
+		return r;
 	*ret = s;
 	return 0;
 }

@@ -6,8 +6,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -303,6 +307,80 @@ TEST(sock_peer_gone)
 	snprintf(buf, sizeof(buf), "untouched");
 	CHECK_ERRNO(coredam_sock_peer_proc(tpath("proc"), &p, "comm", buf, sizeof(buf)), -ESRCH);
 	CHECK_STREQ(buf, "");
+	close(p.pidfd);
+}
+
+/* Drop @cap from this process's effective and permitted sets. */
+static int cap_drop(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	d[cap / 32].effective &= ~(1U << (cap % 32));
+	d[cap / 32].permitted &= ~(1U << (cap % 32));
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+TEST(sock_peer_of_another_user)
+{
+	struct coredam_sock_peer p = { .pidfd = -1 };
+	struct coredam_core_site site;
+	char comm[64];
+	pid_t peer, reader;
+	int st;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "  skipped: needs root to make a peer of another user\n");
+		return;
+	}
+	/*
+	 * coredamd's unit leaves CAP_KILL out: signal 0 to another user's
+	 * task fails with EPERM, which says it is still there, not that it
+	 * is gone. Apache's workers crash as www-data.
+	 */
+	peer = fork();
+	if (peer == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	CHECK(peer > 0);
+	p.pid = peer;
+	p.uid = 65534;
+	p.pidfd = (int)syscall(SYS_pidfd_open, peer, 0);
+	CHECK(p.pidfd >= 0);
+	/* until the peer has become nobody: its status says so */
+	for (int i = 0; i < 1000; i++) {
+		char status[4096];
+
+		if (coredam_sock_peer_proc("/proc", &p, "status", status, sizeof(status)) == 0 &&
+		    strstr(status, "\nUid:\t65534\t"))
+			break;
+		usleep(1000);
+	}
+	reader = fork();
+	if (reader == 0) {
+		if (cap_drop(CAP_KILL) < 0 || syscall(SYS_pidfd_send_signal, p.pidfd, 0, NULL, 0) == 0 ||
+		    errno != EPERM)
+			_exit(2);	/* not the unit's conditions */
+		if (coredam_sock_peer_proc("/proc", &p, "comm", comm, sizeof(comm)) < 0 || comm[0] == '\0')
+			_exit(3);
+		if (coredam_sock_peer_site("/proc", &p, &site) < 0 || site.exe[0] != '/')
+			_exit(4);
+		_exit(0);
+	}
+	CHECK(reader > 0);
+	CHECK(waitpid(reader, &st, 0) == reader);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ_INT(WEXITSTATUS(st), 0);
+	/* once reaped, nothing is read under its PID (ENOENT here; ESRCH where the PID was reused) */
+	kill(peer, SIGKILL);
+	CHECK(waitpid(peer, &st, 0) == peer);
+	CHECK(coredam_sock_peer_proc("/proc", &p, "comm", comm, sizeof(comm)) < 0);
 	close(p.pidfd);
 }
 
