@@ -687,10 +687,22 @@ def test_socket_served_under_the_unit_seen_by_coredumpctl():
     """Linux 7.3, [Socket] SetCorePattern=yes under the packaged units: the
     daemon only listens, coredam-socket.service names the socket in
     core_pattern once it is ready and puts the old value back at stop. Three
-    identical crashes with [Repeats] Keep=2: coredumpctl lists two cores
-    present and the third as a crash with none, from the records the
-    socket's writers and the server sent."""
+    identical crashes of an unprivileged user (as Apache's workers crash as
+    www-data) with [Repeats] Keep=2: coredumpctl lists two cores present
+    and the third as a crash with none, from the records the socket's
+    writers and the server sent; the unit's CAP_KILL-less coredamd reads
+    who they are and where they crashed all the same. First, [Pipe]
+    Directory= outside the unit's ReadWritePaths= is refused at start
+    (status 3, not restarted), core_pattern untouched."""
     res = boot(socket_unit_job(keep=2) + r"""
+printf '[Pipe]\nDirectory=/scratch/cores\n' > /etc/coredam/coredam.conf.d/60-readonly.conf
+if systemctl restart coredamd 2>/dev/null; then echo started; else echo refused; fi > $RESULTS/ro.start
+sleep 3
+systemctl show -p ExecMainStatus -p NRestarts coredamd > $RESULTS/ro.status
+cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.ro
+journalctl -b -u coredamd --no-pager -o cat > $RESULTS/ro.log
+rm /etc/coredam/coredam.conf.d/60-readonly.conf
+systemctl reset-failed coredamd
 systemctl restart coredamd
 # pulled in by coredamd.service (Wants=), started once coredamd is ready
 waitfor 60 "coredam-socket.service active" systemctl -q is-active coredam-socket
@@ -702,11 +714,12 @@ stored() {
 records() {
 	[ "$(journalctl -q --no-pager -o cat MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 | wc -l)" -ge $1 ]
 }
-systemd-run --quiet --slice=crashers.slice --unit=one /usr/local/bin/crasher -m 8
+nobody="--uid=65534 --gid=65534"
+systemd-run --quiet $nobody --slice=crashers.slice --unit=one /usr/local/bin/crasher -m 8
 waitfor 120 "the first core" stored one || true
-systemd-run --quiet --slice=crashers.slice --unit=two /usr/local/bin/crasher -m 8
+systemd-run --quiet $nobody --slice=crashers.slice --unit=two /usr/local/bin/crasher -m 8
 waitfor 120 "the second core" stored two || true
-systemd-run --quiet --slice=crashers.slice --unit=three /usr/local/bin/crasher -m 8
+systemd-run --quiet $nobody --slice=crashers.slice --unit=three /usr/local/bin/crasher -m 8
 waitfor 120 "three records" records 3 || true
 pids=""
 for u in one two three; do pids="$pids $(systemctl show -p ExecMainPID --value $u)"; done
@@ -719,6 +732,11 @@ cat /proc/sys/kernel/core_pattern > $RESULTS/pattern.after
 agent_log
 journalctl -b -u coredam-socket --no-pager -o cat > $RESULTS/socket-unit.log || true
 """, kernel="stock-7.3")
+    assert res.text("ro.start").strip() == "refused", res.text("ro.log")[-3000:]
+    assert "ExecMainStatus=3\n" in res.text("ro.status") and "NRestarts=0\n" in res.text("ro.status"), \
+        res.text("ro.status")
+    assert res.text("pattern.ro") == res.text("pattern.before"), res.text("pattern.ro")
+    assert "[Pipe] Directory=/scratch/cores is read-only to coredamd" in res.text("ro.log"), res.text("ro.log")[-3000:]
     assert res.text("pattern.active").strip() == "@@/run/coredam/coredump/socket", res.text("agent.log")[-3000:]
     assert res.text("pattern.after") == res.text("pattern.before"), res.text("pattern.after")
     # written by coredam-socket.service, in the initial mount namespace, restored by it before the daemon stopped
@@ -738,6 +756,8 @@ journalctl -b -u coredam-socket --no-pager -o cat > $RESULTS/socket-unit.log || 
     skipped = next(r for r in recs if r["COREDAM_STATE"] == "skipped-repeat")
     assert skipped["COREDUMP_PID"] == pid3 and "COREDUMP_FILENAME" not in skipped, skipped
     assert skipped["COREDAM_REPEAT_KEPT"] == "2" and skipped["COREDAM_REPEAT_SKIPPED"] == "1", skipped
+    assert all(r["COREDUMP_UID"] == "65534" for r in recs), recs
+    assert "cannot be read" not in res.text("agent.log"), res.text("agent.log")[-3000:]
 
 
 def test_socket_held_by_systemd_while_coredamd_restarts():

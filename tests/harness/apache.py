@@ -217,8 +217,9 @@ systemctl restart coredamd
 
 # stock 7.3's coredump socket served by coredamd as shipped (every default,
 # [Repeats] Keep=2 included: a repeat is refused before a byte is sent),
-# its writers storing where the helper would; coredam-socket.service
-# names the socket in core_pattern once coredamd is ready
+# its writers storing where the helper would, which the unit must let
+# coredamd write (deployment.md); coredam-socket.service names the socket
+# in core_pattern once coredamd is ready
 COREDAM_SOCKET = r"""
 conf <<'EOF'
 [Socket]
@@ -226,6 +227,9 @@ SetCorePattern=yes
 [Pipe]
 Directory=/scratch/cores
 EOF
+mkdir -p /etc/systemd/system/coredamd.service.d
+printf '[Service]\nReadWritePaths=/scratch/cores\n' > /etc/systemd/system/coredamd.service.d/50-scratch.conf
+systemctl daemon-reload
 systemctl restart coredamd
 waitfor 60 "coredam-socket.service active" systemctl -q is-active coredam-socket
 """

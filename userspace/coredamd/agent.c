@@ -746,6 +746,11 @@ static int reload_apply(struct agent *a, const struct coredam_config *old, struc
 	r = agent_apply_io(a);
 	if (r < 0)
 		return coredam_error_set(reterr, r, "cannot write io.max of %s: %s", a->cfg.cgroup, strerror(-r));
+	if (a->sock.active) {
+		r = sock_check_directory(a, reterr);
+		if (r < 0)
+			return r;
+	}
 	r = agent_apply_sysctls(a, false);
 	if (r < 0)
 		return coredam_error_set(reterr, r, "cannot set the kernel's coredump knobs: %s", strerror(-r));

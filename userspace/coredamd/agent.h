@@ -257,6 +257,13 @@ int sock_pattern(const struct agent *a, char *buf, size_t size);
 /* Listen on [Socket] Listen=; false when the socket is not served. Dumps the
  * last server held when it ended are counted lost first. */
 int sock_setup(struct agent *a);
+/*
+ * [Pipe] Directory= for the socket's writers: created if missing, and
+ * refused (-EROFS, @reterr says why and what to do) when it is read-only
+ * to coredamd, as the unit's ProtectSystem=strict makes every path it does
+ * not name in ReadWritePaths=: each core would be lost there.
+ */
+int sock_check_directory(const struct agent *a, struct coredam_error *reterr);
 /* The core_pattern that names the socket, once sock_setup() listens */
 int sock_install_pattern(struct agent *a);
 /*

@@ -265,7 +265,7 @@ static int start(struct agent *a)
 	r = sock_setup(a);
 	if (r < 0) {
 		unit_detach(a);
-		return r == -EOPNOTSUPP ? EXIT_KERNEL : EXIT_RUNTIME_DIR;
+		return r == -EOPNOTSUPP ? EXIT_KERNEL : r == -EROFS ? EXIT_CONFIG : EXIT_RUNTIME_DIR;
 	}
 	/* the originals are saved first */
 	if (agent_apply_sysctls(a, true) < 0) {

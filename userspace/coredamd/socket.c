@@ -409,8 +409,26 @@ static void kmsg_open(struct agent *a)
 		kmsg_save(a);
 }
 
+int sock_check_directory(const struct agent *a, struct coredam_error *reterr)
+{
+	int r;
+
+	/* the writers store where coredam-pipe would, and create nothing on the way */
+	r = mkdir_p(a->cfg.pipe_directory, 0755);
+	if (r == -EROFS || (r >= 0 && access(a->cfg.pipe_directory, W_OK) < 0 && errno == EROFS))
+		return coredam_error_set(reterr, -EROFS,
+					 "[Pipe] Directory=%s is read-only to coredamd: the coredump socket's writers "
+					 "could not store a core there (under systemd, name it in ReadWritePaths= of a "
+					 "drop-in for coredamd.service)", a->cfg.pipe_directory);
+	if (r < 0)
+		log_warning("cannot create %s: %s (the socket's writers refuse to store there until it exists)",
+			    a->cfg.pipe_directory, strerror(-r));
+	return 0;
+}
+
 int sock_setup(struct agent *a)
 {
+	struct coredam_error e = {};
 	int r;
 
 	a->sock.listen_fd = -1;
@@ -434,11 +452,11 @@ int sock_setup(struct agent *a)
 			  "lacks \"socket\"; @@ needs Linux 6.17 or later)", a->roots.proc);
 		return -EOPNOTSUPP;
 	}
-	/* the writers store where coredam-pipe would, and create nothing on the way */
-	r = mkdir_p(a->cfg.pipe_directory, 0755);
-	if (r < 0)
-		log_warning("cannot create %s: %s (the socket's writers refuse to store there until it exists)",
-			    a->cfg.pipe_directory, strerror(-r));
+	r = sock_check_directory(a, &e);
+	if (r < 0) {
+		log_error("%s; core_pattern left as it was", e.msg);
+		return r;
+	}
 	count_lost(a);
 	r = sock_pattern(a, a->sock.pattern, sizeof(a->sock.pattern));
 	if (r >= 0)
