@@ -125,7 +125,12 @@ def main():
            "worker to go is paired with the k-th new pid: Apache never runs more than its "
            "workers, and stops none); 'all workers back': from the last crash's start until "
            "mod_status first showed every slot with a live worker after the last crashed "
-           "one was gone.", "", cores,
+           "one was gone; 'Apache unanswered, longest': the widest gap between two answers of "
+           "mod_status (asked on a new connection 0.5 s after each answer or failure) from the "
+           "last answer before the first crash request: how long a new client waited at worst, "
+           "to within the guest's sampling. wrk's latencies count only the requests answered "
+           "before it stopped: one still waiting then counts nowhere, so a server that stopped "
+           "answering shows in the requests and in this column, not in the p99.", "", cores,
            ""]
     if failed:
         md += ["## Setups that failed", ""] + [f"- `{k}`: {v}" for k, v in failed.items()] + [""]

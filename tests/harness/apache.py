@@ -442,6 +442,15 @@ def figures(res, workers=WORKERS, tmp=None):
         if back:
             f["full_after_s"] = (back[0] - last_start) / 1000
         f["last_gone_s"] = (last_gone - last_start) / 1000
+    # the longest a new connection to Apache went unanswered: between two
+    # answers of mod_status (asked on a connection of its own, 0.5 s after
+    # each answer or failure), from the last answer before the first crash
+    # request; an upper bound within the busy guest's sampling
+    answers = [ms for ms, _, _, sb, _ in scoreboard(_text(res, "scoreboard.txt")) if sb != "-"]
+    if answers and sent:
+        since = [ms for ms in answers if ms <= min(sent)][-1:] + [ms for ms in answers if ms > min(sent)]
+        gaps = [b - a for a, b in zip(since, since[1:])]
+        f["unanswered_max_s"] = max(gaps) / 1000 if gaps else None
     # MemAvailable: the lowest from the first crash request to the last
     # crashed worker gone (or the last sample), and the last before it
     mem = meminfo(_text(res, "meminfo.txt"))
@@ -524,7 +533,7 @@ def tables(figs):
             f"{f['replaced_p50_s']:.1f} / {f['replaced_max_s']:.1f} s"
         cores.append((name, f"{f['core_files']}", host, bt, causes,
                       "-" if f["uncharged"] is None else f"{f['uncharged']}",
-                      mem, gone, replaced, _s(f["full_after_s"])))
+                      mem, gone, replaced, _s(f["full_after_s"]), _s(f.get("unanswered_max_s"))))
     return (markdown(("setup", "crash requests sent (rate)", "crashes in Apache's log",
                       "crash rate reached", "healthy p50 / p99 / max, alone",
                       "healthy p50 / p99 / max, storm", "requests alone / storm",
@@ -532,5 +541,6 @@ def tables(figs):
             markdown(("setup", "cores kept", "whole on the host", "gdb: PHP's recursion",
                       "skipped or lost, by cause",
                       "uncharged", "MemAvailable lowest", "crash to worker gone p50 / max",
-                      "crash to replaced p50 / max", "all workers back after the last crash"),
+                      "crash to replaced p50 / max", "all workers back after the last crash",
+                      "Apache unanswered, longest"),
                      cores))

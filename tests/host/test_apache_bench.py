@@ -82,6 +82,9 @@ def test_figures_of_the_recorded_floor():
     # scoreboard line from then with no "." or "S" among 6 slots is 41040
     assert f["last_gone_s"] == pytest.approx(37.724 - 37.063)
     assert f["full_after_s"] == pytest.approx(41.040 - 37.063)
+    # the scoreboard's answers after the first crash request (26.310 s):
+    # the widest gap, 29.210 to 36.400 (awk over scoreboard.txt)
+    assert f["unanswered_max_s"] == pytest.approx(36.400 - 29.210)
     # meminfo.txt from the first request (26310) to 37724: lowest 2925892
     # kB; the last sample before 26310: 2962900 kB
     assert f["mem_min_mb"] == pytest.approx(2925892 / 1024)
@@ -105,6 +108,9 @@ def test_figures_of_the_recorded_systemd_coredump_run():
     assert (f["replaced_p50_s"], f["replaced_max_s"]) == pytest.approx((37.699, 57.684))
     # last crash 159687, last gone 171531, full scoreboard at 175930
     assert f["full_after_s"] == pytest.approx(175.930 - 159.687)
+    # ten unanswered samples ("-") between the answers at 32.760 s (the
+    # last before the first crash request, 37.677 s) and 160.840 s
+    assert f["unanswered_max_s"] == pytest.approx(160.840 - 32.760)
     assert f["mem_min_mb"] == pytest.approx(2769728 / 1024)
     # coredumpctl.txt: 20 apache2 lines, each "present"; dmesg.txt has no
     # "over core_pipe_limit": nothing skipped, lost or uncounted
@@ -154,9 +160,9 @@ def test_tables_of_the_recorded_runs():
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in cores.splitlines()[2:]}
     assert rows["no-dumps"] == ["0", "-", "-", "-", "-", "2857 MiB (of 2893)", "0.9 / 1.7 s",
-                                "2.5 / 4.4 s", "4.0 s"]
+                                "2.5 / 4.4 s", "4.0 s", "7.2 s"]
     assert rows["systemd-coredump"][:5] == ["20", "-", "-", "-", "-"]
-    assert rows["systemd-coredump"][6:] == ["35.9 / 55.5 s", "37.7 / 57.7 s", "16.2 s"]
+    assert rows["systemd-coredump"][6:] == ["35.9 / 55.5 s", "37.7 / 57.7 s", "16.2 s", "128.1 s"]
 
 
 def test_storm_sizes_its_guest_for_its_cores():
