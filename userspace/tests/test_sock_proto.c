@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "sandbox.h"
 #include "sock-proto.h"
 #include "test.h"
 
@@ -310,19 +311,6 @@ TEST(sock_peer_gone)
 	close(p.pidfd);
 }
 
-/* Drop @cap from this process's effective and permitted sets. */
-static int cap_drop(int cap)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
-	d[cap / 32].effective &= ~(1U << (cap % 32));
-	d[cap / 32].permitted &= ~(1U << (cap % 32));
-	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
-
 TEST(sock_peer_of_another_user)
 {
 	struct coredam_sock_peer p = { .pidfd = -1 };
@@ -364,7 +352,7 @@ TEST(sock_peer_of_another_user)
 	}
 	reader = fork();
 	if (reader == 0) {
-		if (cap_drop(CAP_KILL) < 0 || syscall(SYS_pidfd_send_signal, p.pidfd, 0, NULL, 0) == 0 ||
+		if (coredam_cap_drop(CAP_KILL) < 0 || syscall(SYS_pidfd_send_signal, p.pidfd, 0, NULL, 0) == 0 ||
 		    errno != EPERM)
 			_exit(2);	/* not the unit's conditions */
 		if (coredam_sock_peer_proc("/proc", &p, "comm", comm, sizeof(comm)) < 0 || comm[0] == '\0')
