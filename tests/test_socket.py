@@ -143,10 +143,16 @@ def test_socket_burst_whole_fifo_cgroup_counted(boot):
     assert status["counters"]["source"] == "socket", status["counters"]
 
 
+# each core streamed at the disk's pace, its process held until the last
+# of it is read: for the tests of what a dump holds while it streams
+NO_READ_AHEAD = "[Socket]\nReadAhead=0\n"
+
 # one at a time, three waiting places, a 3 s wait: the first dump (32 MB at
-# 4 MB/s) streams for 8 s or more while the storm arrives
+# 4 MB/s) streams for 8 s or more while the storm arrives, its process
+# held (no read-ahead: what it pins is what the test reads)
 REJECT_CONF = SOCK_CONF.replace("Concurrency=2", "Concurrency=1").replace("QueueCap=32", "QueueCap=3") \
-    .replace("WriteBandwidth=10M", "WriteBandwidth=4M").replace("[Limits]\n", "[Limits]\nWaitTimeout=3s\n")
+    .replace("WriteBandwidth=10M", "WriteBandwidth=4M").replace("[Limits]\n", "[Limits]\nWaitTimeout=3s\n") \
+    + NO_READ_AHEAD
 STORM_N = 8
 
 REJECT = LIB + r"""
@@ -252,7 +258,8 @@ stop_agent
 
 
 def test_socket_dump_cut_short_is_failed_never_whole(boot):
-    conf = SOCK_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=4M")
+    # the process killed while the kernel still sends its core: no read-ahead
+    conf = SOCK_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=4M") + NO_READ_AHEAD
     res = boot73(boot, KILLED, conf)
     st = name_values(res.text("stats.txt"))
     assert st["admitted"] == 1 and st["failed"] == 1 and st["completed"] == 0, st
@@ -264,6 +271,58 @@ def test_socket_dump_cut_short_is_failed_never_whole(boot):
     assert "cut short" in log
     # named so by its writer, not by the agent's later sweep for short cores
     assert "event=incomplete-marked" not in log, log
+
+
+READ_AHEAD = LIB + r"""
+# the agent in a cgroup of its own: where its writers' read-ahead is charged
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/agent
+start_agent
+echo "$(cat /tmp/agent.pid)" > /sys/fs/cgroup/agent/cgroup.procs
+mkdir -p /tmp/b
+crasher -m 32 -w /tmp/b/go -r /tmp/b/ready.0 &
+p=$!
+waitfor 60 "crasher ready" count_ready /tmp/b 1
+touch /tmp/b/go
+wait $p || true
+# the process is gone: how far its core's writer is on the disk (4 MB/s)
+stat -c '%n %s' /scratch/cores/.core.* /scratch/cores/core.* > $RESULTS/at-exit.txt 2>/dev/null || true
+waitfor 120 "the dump ended" sock_ended 1
+waitfor 30 "the writers gone" sock_idle
+cat /sys/fs/cgroup/agent/memory.peak > $RESULTS/agent.peak
+cat /sys/fs/cgroup/coredump.slice/memory.peak > $RESULTS/dump.peak
+collect
+sock_check_cores
+stop_agent
+"""
+
+
+def test_socket_read_ahead_lets_the_process_go_before_the_disk(boot):
+    """[Socket] ReadAhead= (256M by default): a 32 MB core is read into
+    the writer's memory as fast as the kernel sends it, so the crashed
+    process is gone while its core is still being written at 4 MB/s
+    (8 s); the core is whole all the same, and the read-ahead is charged
+    to the agent's cgroup, not to the dump cgroup."""
+    conf = SOCK_CONF.replace("WriteBandwidth=10M", "WriteBandwidth=4M")
+    res = boot73(boot, READ_AHEAD, conf)
+    log = res.text("agent.log")
+    assert re.search(r"core of pid \d+: 3\d{7} bytes read ahead in \d+ ms, all of it: the process is "
+                     r"free to go", log), log
+    # when the process was gone, its writer had less than half of the
+    # core on disk, in its temporary file: nothing was stored yet
+    at_exit = [line.split() for line in res.text("at-exit.txt").splitlines()]
+    assert all(n.split("/")[-1].startswith(".core.") for n, _ in at_exit), at_exit
+    assert sum(int(size) for _, size in at_exit) < 16 << 20, at_exit
+    cores = res.json_lines("cores.json")
+    assert len(cores) == 1 and res.text("incomplete.txt") == "", res.text("ls.txt")
+    assert cores[0]["valid"] and cores[0]["complete"] and cores[0]["pattern_pages"] == 32 * 256, cores
+    st = name_values(res.text("stats.txt"))
+    assert st["completed"] == 1 and st["failed"] == 0 and st["uncharged"] == 0, st
+    assert meta(res)[0]["cgroup"] == "/coredump.slice", meta(res)
+    # the 32 MiB read ahead in the agent's cgroup; the dump cgroup held
+    # the core's page cache, a few write-behind windows
+    assert int(res.text("agent.peak")) >= 32 << 20, res.text("agent.peak")
+    assert int(res.text("dump.peak")) < 16 << 20, res.text("dump.peak")
 
 
 REPEATS = LIB + r"""

@@ -548,11 +548,30 @@ static void conn_args(const struct agent *a, const struct sock_conn *c, struct c
 }
 
 /*
- * Join the dump cgroup's leaf (where the kernel path's dumps go: under
- * systemd Path has children and may hold no process) and become
- * background work, as the helper does; false when not charged.
+ * Become background work, as the helper does, and an ordinary process
+ * for the OOM killer (not the agent it was forked from: its read-ahead
+ * may hold hundreds of MB).
  */
-static bool writer_settle(struct agent *a, const struct sock_conn *c, char *cg, size_t cgsize)
+static void writer_background(struct agent *a, const struct sock_conn *c)
+{
+	_cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, "0", 1) != 1)
+		log_warning("core of pid %d: its writer keeps the agent's oom_score_adj: %s", (int)c->peer.pid,
+			    strerror(fd < 0 ? errno : EIO));
+	if (a->cfg.dump_nice != COREDAM_NICE_KEEP) {
+		(void)coredam_sched_background(a->roots.proc, c->peer.pid, NULL, a->cfg.dump_nice);
+		(void)coredam_sched_background(a->roots.proc, getpid(), NULL, a->cfg.dump_nice);
+	}
+}
+
+/*
+ * Join the dump cgroup's leaf (where the kernel path's dumps go: under
+ * systemd Path has children and may hold no process): the core's page
+ * cache and writeback are charged there from now on. False when not
+ * charged.
+ */
+static bool writer_settle(struct agent *a, char *cg, size_t cgsize)
 {
 	_cleanup_close_ int leaf = -1;
 	bool charged = coredam_cg_open(a->cgroot_fd, a->kernel_path, false, &leaf) >= 0 &&
@@ -560,11 +579,40 @@ static bool writer_settle(struct agent *a, const struct sock_conn *c, char *cg, 
 
 	if (coredam_cg_of_pid(a->roots.proc, getpid(), cg, cgsize) < 0)
 		snprintf(cg, cgsize, "?");
-	if (a->cfg.dump_nice != COREDAM_NICE_KEEP) {
-		(void)coredam_sched_background(a->roots.proc, c->peer.pid, NULL, a->cfg.dump_nice);
-		(void)coredam_sched_background(a->roots.proc, getpid(), cg, a->cfg.dump_nice);
-	}
 	return charged;
+}
+
+/*
+ * Read up to [Socket] ReadAhead= of the core (at most an eighth of
+ * MemAvailable now, and no more than the core may be) into memory as
+ * fast as the kernel sends it: a core that fits is all read, and its
+ * process gone, before the first paced write. Its memory is charged
+ * where the writer still is, the agent's cgroup, not the dump cgroup
+ * whose memory.high bounds the cores' page cache.
+ */
+static void writer_read_ahead(struct agent *a, const struct sock_conn *c, uint64_t deadline,
+			      struct coredam_spool *ret)
+{
+	uint64_t avail = 0, max = MIN(a->cfg.sock_read_ahead, c->rlimit);
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	int r;
+
+	if (a->cfg.pipe_size_max)
+		max = MIN(max, a->cfg.pipe_size_max);
+	if (max && coredam_mem_available(&a->roots, &avail) >= 0)
+		max = MIN(max, avail / 8);
+	*ret = (struct coredam_spool){ 0 };
+	if (max == 0)
+		return;
+	r = coredam_pipe_spool(c->fd, (size_t)MIN(max, (uint64_t)SIZE_MAX), deadline, ret);
+	if (r < 0) {
+		log_warning("core of pid %d: no read-ahead (%s): streamed at the disk's pace", (int)c->peer.pid,
+			    strerror(-r));
+		return;
+	}
+	log_info("core of pid %d: %zu bytes read ahead in %" PRIu64 " ms%s", (int)c->peer.pid, ret->len,
+		 (now_usec(CLOCK_MONOTONIC) - t0) / 1000,
+		 ret->ended ? ", all of it: the process is free to go" : ", the rest at the disk's pace");
 }
 
 /*
@@ -588,8 +636,11 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 		.compression = a->cfg.pipe_compress ? "zstd" : "none",
 	};
 	struct coredam_error e = {};
+	struct coredam_config cfg = a->cfg;
+	struct coredam_spool spool = { 0 };
 	sigset_t none;
 	_cleanup_close_ int dirfd = -1;
+	uint64_t deadline = 0;
 	uint32_t mark = 0;
 	int r, status = COREDAM_PIPE_EXIT_FAILED;
 
@@ -609,12 +660,12 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 	signal(SIGPIPE, SIG_DFL);
 
 	conn_args(a, c, &args);
-	if (!writer_settle(a, c, cg, sizeof(cg)))
-		coredam_pipe_outcome_add(&out, COREDAM_PIPE_UNCHARGED);
-	fd_close(&a->cg_fd);
-	fd_close(&a->cgroot_fd);
+	writer_background(a, c);
+	snprintf(cg, sizeof(cg), "?");
 
-	/* the writer blocks on the stream; its deadline is CoreTimeMax= */
+	/* the writer blocks on the stream; its deadline is CoreTimeMax=, from here */
+	if (cfg.pipe_time_max_usec)
+		deadline = now_usec(CLOCK_MONOTONIC) + cfg.pipe_time_max_usec;
 	r = fcntl(c->fd, F_SETFL, 0) < 0 ? -errno : 0;
 	if (r < 0) {
 		log_error("core of pid %d not stored: fcntl(%d): %s", (int)c->peer.pid, c->fd, strerror(-r));
@@ -628,6 +679,14 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 		coredam_pipe_outcome_add(&out, COREDAM_PIPE_FAILED);
 		goto out;
 	}
+	writer_read_ahead(a, c, deadline, &spool);
+	if (!writer_settle(a, cg, sizeof(cg)))
+		coredam_pipe_outcome_add(&out, COREDAM_PIPE_UNCHARGED);
+	fd_close(&a->cg_fd);
+	fd_close(&a->cgroot_fd);
+	/* what is left of CoreTimeMax= after the read-ahead (the store counts it from its start) */
+	if (deadline)
+		cfg.pipe_time_max_usec = MAX(deadline, now_usec(CLOCK_MONOTONIC) + 1) - now_usec(CLOCK_MONOTONIC);
 	r = coredam_pipe_open_dest(args.dir, 0, &dirfd, &e);
 	if (r < 0) {
 		log_error("core of pid %d not stored: destination %s refused: %s", (int)c->peer.pid, args.dir, e.msg);
@@ -649,7 +708,8 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 			goto out;
 		}
 	}
-	r = coredam_core_store(c->fd, NULL, 0, &a->cfg, &args, dirfd, a->m.floor_bytes, &m, &st, &e);
+	r = coredam_core_store(c->fd, spool.buf, spool.len, &cfg, &args, dirfd, a->m.floor_bytes, &m, &st, &e);
+	coredam_spool_free(&spool);
 	if (r >= 0)
 		(void)coredam_core_journal_stored(&a->cfg, &args, &m, &st, NULL);
 	if (r < 0)

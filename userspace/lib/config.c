@@ -104,6 +104,7 @@ static const struct key keys[] = {
 	K("Repeats", "Interval", T_DURATION, repeat_interval_usec, "1h"),
 	K("Socket", "SetCorePattern", T_BOOL, sock_set_core_pattern, "no"),
 	K("Socket", "Listen", T_PATH, sock_listen, "/run/coredam/coredump/socket"),
+	K("Socket", "ReadAhead", T_SIZE, sock_read_ahead, "256M"),
 };
 
 const char *coredam_mode_str(enum coredam_mode m)

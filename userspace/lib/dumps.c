@@ -71,7 +71,7 @@ int coredam_kb_field(const char *text, const char *key, uint64_t *ret)
 	return 0;
 }
 
-int coredam_mem_total(const struct coredam_roots *roots, uint64_t *ret)
+static int meminfo_field(const struct coredam_roots *roots, const char *key, uint64_t *ret)
 {
 	_cleanup_free_ char *mi = NULL;
 	char path[PATH_MAX];
@@ -83,7 +83,17 @@ int coredam_mem_total(const struct coredam_roots *roots, uint64_t *ret)
 	r = read_file_at(AT_FDCWD, path, 65536, &mi);
 	if (r < 0)
 		return r;
-	return coredam_kb_field(mi, "MemTotal", ret);
+	return coredam_kb_field(mi, key, ret);
+}
+
+int coredam_mem_total(const struct coredam_roots *roots, uint64_t *ret)
+{
+	return meminfo_field(roots, "MemTotal", ret);
+}
+
+int coredam_mem_available(const struct coredam_roots *roots, uint64_t *ret)
+{
+	return meminfo_field(roots, "MemAvailable", ret);
 }
 
 /* @pid is a line of @procs (a cgroup.procs). */

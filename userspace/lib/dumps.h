@@ -35,6 +35,9 @@ int coredam_kb_field(const char *text, const char *key, uint64_t *ret);
 /* MemTotal of <proc>/meminfo, in bytes. */
 int coredam_mem_total(const struct coredam_roots *roots, uint64_t *ret);
 
+/* MemAvailable of <proc>/meminfo, in bytes. */
+int coredam_mem_available(const struct coredam_roots *roots, uint64_t *ret);
+
 /*
  * The dump's executable (its comm when the path is unknown) for a log line
  * or a terminal, escaped by coredam_escape() with @flags: the crashed

@@ -11,6 +11,7 @@
  * the cache: at most about two windows are dirty or in flight.
  */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <zstd.h>
 
@@ -225,6 +226,40 @@ static int more_past_limit(int infd, const struct coredam_pipe_copy_opts *o, str
 	return 0;
 }
 
+int coredam_pipe_spool(int infd, size_t max, uint64_t deadline_usec, struct coredam_spool *ret)
+{
+	*ret = (struct coredam_spool){ 0 };
+	if (max == 0)
+		return 0;
+	/* address space only: a page exists once read() fills it */
+	ret->buf = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (ret->buf == MAP_FAILED) {
+		ret->buf = NULL;
+		return -errno;
+	}
+	ret->size = max;
+	while (ret->len < max && !ret->timed_out) {
+		ssize_t n = read_full_until(infd, (unsigned char *)ret->buf + ret->len,
+					    MIN((size_t)CHUNK, max - ret->len), deadline_usec, &ret->timed_out);
+
+		if (n < 0)
+			break;
+		if (n == 0) {
+			ret->ended = !ret->timed_out;
+			break;
+		}
+		ret->len += (size_t)n;
+	}
+	return 0;
+}
+
+void coredam_spool_free(struct coredam_spool *s)
+{
+	if (s->buf)
+		munmap(s->buf, s->size);
+	*s = (struct coredam_spool){ 0 };
+}
+
 int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *o,
 		      struct coredam_pipe_copy_result *ret)
 {
@@ -244,26 +279,26 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 		if (r < 0)
 			return r;
 	}
-	if (o->prefix_len > 0) {
-		size_t n = (size_t)MIN((uint64_t)o->prefix_len, o->limit);
-
-		keep_head(o, o->prefix, n, &res);
-		res.in_bytes += n;
-		r = z ? zout_write(&zo, &w, o->prefix, n, ZSTD_e_continue) : wb_write_sparse(&w, o->prefix, n);
-		if (r < 0)
-			return r;
-		/* more read than the limit lets through: cut there, like more input past it */
-		res.truncated = n < o->prefix_len;
-	}
 	for (;;) {
-		/* reads end on CHUNK boundaries of the input, after a prefix too: holes stay whole */
+		/*
+		 * The prefix first, then reads, in pieces that end on CHUNK
+		 * boundaries of the input (holes stay whole), with the
+		 * free-space floor checked between them: a spooled core of
+		 * hundreds of MB is written as if it were read now.
+		 */
 		size_t want = (size_t)MIN((uint64_t)(CHUNK - res.in_bytes % CHUNK), o->limit - res.in_bytes);
+		const unsigned char *src = buf;
 		ssize_t n;
 
 		if (res.truncated)
 			break;
 
 		if (want == 0) {
+			/* more read ahead than the limit lets through: cut there, like more input past it */
+			if (res.in_bytes < o->prefix_len) {
+				res.truncated = true;
+				break;
+			}
 			r = more_past_limit(infd, o, &res);
 			if (r < 0)
 				return r;
@@ -280,16 +315,21 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
 			res.no_space = res.truncated = true;
 			break;
 		}
-		n = read_full_until(infd, buf, want, o->deadline_usec, &res.timed_out);
+		if (res.in_bytes < o->prefix_len) {
+			n = (ssize_t)MIN((uint64_t)want, o->prefix_len - res.in_bytes);
+			src = (const unsigned char *)o->prefix + res.in_bytes;
+		} else {
+			n = read_full_until(infd, buf, want, o->deadline_usec, &res.timed_out);
+		}
 		if (n < 0)
 			return (int)n;
 		if (n == 0) {
 			res.truncated = res.timed_out;
 			break;
 		}
-		keep_head(o, buf, (size_t)n, &res);
+		keep_head(o, src, (size_t)n, &res);
 		res.in_bytes += (uint64_t)n;
-		r = z ? zout_write(&zo, &w, buf, (size_t)n, ZSTD_e_continue) : wb_write_sparse(&w, buf, (size_t)n);
+		r = z ? zout_write(&zo, &w, src, (size_t)n, ZSTD_e_continue) : wb_write_sparse(&w, src, (size_t)n);
 		if (r < 0)
 			return r;
 	}

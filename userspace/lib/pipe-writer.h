@@ -58,6 +58,30 @@ int coredam_pipe_copy(int infd, int outfd, const struct coredam_pipe_copy_opts *
  */
 int coredam_pipe_read_head(int infd, void *buf, size_t size, uint64_t deadline_usec, size_t *ret_len);
 
+/*
+ * A core read ahead of the disk (coredam_pipe_spool()): @len bytes at
+ * @buf, in an anonymous mapping of @size bytes whose pages exist only as
+ * they were filled; @ended when the input ended there, @timed_out when
+ * the deadline cut the reading short.
+ */
+struct coredam_spool {
+	void *buf;
+	size_t size, len;
+	bool ended, timed_out;
+};
+
+/*
+ * Read @infd into memory as fast as it comes, until it ends, @max bytes
+ * are read or @deadline_usec (CLOCK_MONOTONIC, 0 = none) passes: the
+ * sender (a crashed process dumping into the coredump socket) is done
+ * without waiting for the disk, and the bytes go to coredam_pipe_copy()
+ * as its prefix. An error of the input ends the reading like its end
+ * (what was read is kept; the copy meets the error again). 0, or -errno
+ * when no memory could be mapped (*@ret empty).
+ */
+int coredam_pipe_spool(int infd, size_t max, uint64_t deadline_usec, struct coredam_spool *ret);
+void coredam_spool_free(struct coredam_spool *s);
+
 /* zstd stream @infd -> @outfd; returns the decompressed size in *ret_bytes. */
 int coredam_pipe_decompress(int infd, int outfd, uint64_t *ret_bytes);
 

@@ -162,6 +162,109 @@ TEST(pipe_copy_deadline_and_cap)
 }
 
 /*
+ * The socket server's read-ahead: a core read into memory as fast as the
+ * kernel sends it, so that its process is gone before the paced writes,
+ * then written from memory as if read now: the same bytes and holes,
+ * whether it all fit or the rest followed from the stream.
+ */
+TEST(pipe_spool_then_copy)
+{
+	size_t n = 3 << 20;
+	unsigned char *data = malloc(n);
+	struct coredam_pipe_copy_opts o = { .window = 256 << 10, .limit = UINT64_MAX };
+	struct coredam_pipe_copy_result res;
+	struct coredam_spool sp;
+	struct stat st;
+	int in, out;
+	char *got;
+
+	CHECK(data != NULL);
+	if (!data)
+		return;
+	fill(data, n);
+	memset(data + (1 << 20), 0, 1 << 20);	/* a zero MiB, read ahead: still a hole */
+	{
+		FILE *f = fopen(tpath("spool.in"), "w");
+
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+	/* all of it fits: read to its end */
+	in = open(tpath("spool.in"), O_RDONLY);
+	CHECK_OK(coredam_pipe_spool(in, 8 << 20, 0, &sp));
+	CHECK(sp.len == n && sp.ended && !sp.timed_out && sp.size == 8 << 20);
+	o.prefix = sp.buf;
+	o.prefix_len = sp.len;
+	out = open(tpath("spool.out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
+	CHECK(res.in_bytes == n && res.out_bytes == n && !res.truncated);
+	coredam_spool_free(&sp);
+	CHECK(sp.buf == NULL && sp.len == 0);
+	close(in);
+	close(out);
+	got = slurp_big("spool.out", n);
+	CHECK(got && memcmp(got, data, n) == 0);
+	free(got);
+	CHECK(stat(tpath("spool.out"), &st) == 0 && (uint64_t)st.st_size == n);
+	CHECK((uint64_t)st.st_blocks * 512 <= n - (1 << 20) + (64 << 10));
+
+	/* 1.5 MiB of 3 read ahead, the rest from the stream */
+	in = open(tpath("spool.in"), O_RDONLY);
+	CHECK_OK(coredam_pipe_spool(in, 3 << 19, 0, &sp));
+	CHECK(sp.len == 3 << 19 && !sp.ended);
+	o.prefix = sp.buf;
+	o.prefix_len = sp.len;
+	out = open(tpath("spool.out2"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
+	CHECK(res.in_bytes == n && res.out_bytes == n && !res.truncated);
+	close(out);
+	got = slurp_big("spool.out2", n);
+	CHECK(got && memcmp(got, data, n) == 0);
+	free(got);
+
+	/* a limit inside what was read ahead cuts there */
+	o.limit = 1 << 19;
+	out = open(tpath("spool.out3"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
+	CHECK(res.in_bytes == 1 << 19 && res.truncated);
+	close(out);
+	coredam_spool_free(&sp);
+	close(in);
+
+	/* ... and the free-space floor is checked as it is written */
+	in = open(tpath("spool.in"), O_RDONLY);
+	CHECK_OK(coredam_pipe_spool(in, n, 0, &sp));
+	o = (struct coredam_pipe_copy_opts){ .limit = UINT64_MAX, .prefix = sp.buf, .prefix_len = sp.len };
+	out = open(tpath("spool.out4"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	o.space_fd = out;
+	o.space_floor = UINT64_MAX;
+	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
+	CHECK(res.in_bytes == 0 && res.truncated && res.no_space);
+	close(out);
+	coredam_spool_free(&sp);
+	close(in);
+
+	/* a stream that stalls: cut at the deadline, what came kept */
+	{
+		int p[2];
+		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+
+		CHECK(pipe(p) == 0);
+		CHECK(write(p[1], data, 4096) == 4096);
+		CHECK_OK(coredam_pipe_spool(p[0], 1 << 20, t0 + 200 * 1000, &sp));
+		CHECK(sp.len == 4096 && !sp.ended && sp.timed_out);
+		CHECK(now_usec(CLOCK_MONOTONIC) - t0 >= 200 * 1000);
+		coredam_spool_free(&sp);
+		close(p[0]);
+		close(p[1]);
+	}
+	/* nothing to read ahead: nothing mapped */
+	CHECK_OK(coredam_pipe_spool(0, 0, 0, &sp));
+	CHECK(sp.buf == NULL && sp.len == 0);
+	free(data);
+}
+
+/*
  * Below the free-space floor the helper still wrote one core at a time,
  * as root, past the root reservation. The writer now checks the
  * destination's free space as it writes and stops below the floor.
