@@ -15,11 +15,13 @@
 #   make test     everything CI runs: unit tests, kernel builds, VM tests
 #                 (builds and VM tests overlapped: scripts/test-pipeline.sh)
 #   make demo     the crash-storm demo (the main job)
-#   make bench    the full storm benchmark: six setups, eight scenarios
-#   make bench-apache  the Apache crash storm in the Debian guest, six
+#   make bench    the full storm benchmark: six setups, eight scenarios,
+#                 and the Apache crash storm (BENCH_SCENARIOS=apache: it
+#                 alone)
+#   make bench-apache  the Apache crash storm in the Debian guest, seven
 #                 setups side by side (no dumps, systemd-coredump,
-#                 coredam-pipe, 7.3's coredump socket, the patched kernel
-#                 fixed and adaptive)
+#                 coredam-pipe, 7.3's coredump socket with and without its
+#                 read-ahead, the patched kernel fixed and adaptive)
 #   make deb      the Debian package (debian/) into build/deb/, checked by
 #                 lintian (scripts/build-deb.sh)
 #   make clean    remove build/
@@ -281,8 +283,10 @@ demo: kernel initramfs
 	$(PYTHON) tests/demo.py
 
 # BENCH_REPEAT (default 3), BENCH_SETUPS, BENCH_SCENARIOS: see tests/bench.py;
-# naming a v1-* setup in BENCH_SETUPS builds the v1 kernel too
-bench: kernel initramfs $(if $(findstring v1-,$(BENCH_SETUPS)),kernel-v1)
+# naming a v1-* setup in BENCH_SETUPS builds the v1 kernel too, and the
+# Apache storm (run unless BENCH_SCENARIOS leaves it out) the Debian guest
+BENCH_APACHE := $(if $(BENCH_SCENARIOS),$(findstring apache,$(BENCH_SCENARIOS)),apache)
+bench: kernel initramfs $(if $(findstring v1-,$(BENCH_SETUPS)),kernel-v1) $(if $(BENCH_APACHE),rootfs)
 	@scripts/deps.sh demo
 	$(PYTHON) tests/bench.py
 
@@ -290,6 +294,7 @@ bench: kernel initramfs $(if $(findstring v1-,$(BENCH_SETUPS)),kernel-v1)
 # APACHE_WARM_MB: see tests/bench_apache.py.
 # The two 6.12 kernels, stock 7.3 (its coredump socket) and the Debian guest
 bench-apache: kernel-stock kernel-patched kernel-7.3 rootfs
+	@scripts/deps.sh demo
 	$(PYTHON) tests/bench_apache.py
 
 clean:

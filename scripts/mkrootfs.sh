@@ -129,6 +129,7 @@ if [[ -n $apache ]]; then
 	rm -f "$root/var/www/html/index.html"
 	install -m 0644 "$top"/tests/guest/apache/www/* "$root/var/www/html/"
 	install -m 0644 "$top/tests/guest/apache/wrk-report.lua" "$top/tests/guest/apache/crash-client.php" \
+		"$top/tests/guest/apache/healthy-watch.php" \
 		"$root/lib/coredam/"
 fi
 for u in "${mask[@]}"; do

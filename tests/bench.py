@@ -8,7 +8,11 @@ Setups:  stock, no-dumps (the same crashes with no core written: the
          v1's kernel, `make kernel-v1`) only when named
 Scenarios: burst, idle drain, sustained, foreground load, and storms of
          other shapes: mixed, threads, nested, staggered (see SCENARIOS);
-         staggered-filling only when named
+         staggered-filling only when named; apache, the Apache crash storm
+         with its own setups (tests/bench_apache.py: no-dumps,
+         systemd-coredump, coredam-pipe, coredam-socket,
+         coredam-socket-streamed, coredam-fixed, coredam-adaptive; one
+         run of each, APACHE_* shape it)
 
     make bench      (BENCH_REPEAT=N repetitions, default 3; BENCH_SETUPS and
                      BENCH_SCENARIOS select by name, comma separated;
@@ -22,7 +26,9 @@ the report names it by the start of its sha256. The knobs-at-default run
 
 Prints the tables; writes build/bench/report.md, build/bench/results.json
 and one latency plot per scenario with a probe (build/bench/*.png). Every
-figure is the median over the repetitions; the plots show the first.
+figure is the median over the repetitions; the plots show the first. The
+Apache storm's section and plot (apache.png) follow the others' (its
+results in build/bench-apache/).
 """
 
 import dataclasses
@@ -30,6 +36,7 @@ import datetime
 import importlib.util
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_apache  # noqa: E402
 from harness import crashtime, report, stats  # noqa: E402
 from harness.figures import add_floor, figures, goals, medians, tables, versions  # noqa: E402
 from harness.kernels import kernel_id, kernel_override  # noqa: E402
@@ -220,30 +228,83 @@ def compose_report(started, reps, kernel_ids, setups, scenarios, runs, wall, med
     return text
 
 
+# the Apache storm (tests/bench_apache.py): a scenario of its own, with
+# setups of its own, one run of each
+APACHE = "apache"
+
+
+def pick_setups():
+    """(the storm setups, the Apache storm's) BENCH_SETUPS names, each
+    family's by default (no-dumps is in both); exits on a name neither
+    knows."""
+    storm = [s.name for s in SETUPS]
+    apache = [s.name for s in bench_apache.SETUPS]
+    want = os.environ.get("BENCH_SETUPS")
+    if not want:
+        return [n for n in storm if n not in OPTIONAL_SETUPS], bench_apache.SETUPS
+    unknown = set(want.split(",")) - set(storm) - set(apache)
+    if unknown:
+        sys.exit(f"BENCH_SETUPS: unknown {', '.join(sorted(unknown))}; known: "
+                 f"{', '.join(dict.fromkeys(storm + apache))}")
+    return ([n for n in storm if n in want.split(",")],
+            [s for s in bench_apache.SETUPS if s.name in want.split(",")])
+
+
+def pick_scenarios():
+    """(the storm scenarios BENCH_SCENARIOS names, whether it names the
+    Apache storm), each default one without it."""
+    names = pick([s.name for s in SCENARIOS] + [APACHE], "BENCH_SCENARIOS", OPTIONAL_SCENARIOS)
+    return [n for n in names if n != APACHE], APACHE in names
+
+
 def main():
     reps = int(os.environ.get("BENCH_REPEAT", 3))
-    setups = pick([s.name for s in SETUPS], "BENCH_SETUPS", OPTIONAL_SETUPS)
-    scenarios = pick([s.name for s in SCENARIOS], "BENCH_SCENARIOS", OPTIONAL_SCENARIOS)
-    chosen = [dataclasses.replace(s, kernel=kernel_override(s.kernel) or s.kernel)
-              for s in SETUPS if s.name in setups]
-    # named before the runs: a kernel from outside the build may change meanwhile
-    kernel_ids = "; ".join(f"{k} {kernel_id(k)}" for k in dict.fromkeys(
-        s.kernel for s in SETUPS if s.name in setups))
+    setups, apache_setups = pick_setups()
+    scenarios, apache = pick_scenarios()
+    apache = apache and apache_setups
+    # the Apache storm's shape checked before hours of the others
+    storm = bench_apache.storm_from_env() if apache else None
     out = BUILD / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    started = datetime.datetime.now(datetime.timezone.utc)
-    runs, first, wall = run_storms(chosen, scenarios, reps)
-    med = measure_defaults(reps)
-    write_plots(first, scenarios, out)
-    # first: a run of hours is not to be lost to the report's code
-    (out / "results.json").write_text(json.dumps(
-        {f"{k[0]}/{k[1]}": v for k, v in runs.items()}, indent=1))
-    text = compose_report(started, reps, kernel_ids, setups, scenarios, runs, wall, med, out)
+    text = ""
+    if scenarios and setups:
+        chosen = [dataclasses.replace(s, kernel=kernel_override(s.kernel) or s.kernel)
+                  for s in SETUPS if s.name in setups]
+        # named before the runs: a kernel from outside the build may change meanwhile
+        kernel_ids = "; ".join(f"{k} {kernel_id(k)}" for k in dict.fromkeys(
+            s.kernel for s in SETUPS if s.name in setups))
+        started = datetime.datetime.now(datetime.timezone.utc)
+        runs, first, wall = run_storms(chosen, scenarios, reps)
+        med = measure_defaults(reps)
+        write_plots(first, scenarios, out)
+        # first: a run of hours is not to be lost to the report's code
+        (out / "results.json").write_text(json.dumps(
+            {f"{k[0]}/{k[1]}": v for k, v in runs.items()}, indent=1))
+        text = compose_report(started, reps, kernel_ids, setups, scenarios, runs, wall, med, out)
+    failed = False
+    if apache:
+        env = " ".join(f"{k}={os.environ[k]}" for k in (
+            "BENCH_SETUPS", "BENCH_SCENARIOS", "APACHE_CRASH_PER_S", "APACHE_CRASH_S",
+            "APACHE_OPCACHE_MB", "APACHE_WARM_MB") if k in os.environ)
+        atext, failed = bench_apache.bench(apache_setups, storm,
+                                           f"{env + ' ' if env else ''}make bench")
+        # its report and plot beside the others, its headings a level down
+        # when it follows them
+        png = BUILD / "bench-apache" / "latency.png"
+        if png.exists():
+            shutil.copy(png, out / "apache.png")
+            atext = atext.replace("](latency.png)", "](apache.png)")
+        if text:
+            atext = "\n".join("#" + line if line.startswith("#") else line
+                               for line in atext.splitlines()) + "\n"
+        text = (text + "\n" if text else "") + atext
+    if not text:
+        sys.exit("nothing to run: BENCH_SETUPS names no setup of the chosen scenarios")
     (out / "report.md").write_text(text)
     print()
     print(text)
     print(f"report: {out / 'report.md'}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -15,13 +15,16 @@ setups, the job, the figures and the tables):
 Setups: no-dumps (the floor), systemd-coredump (Debian 12's, as it comes),
 coredam-pipe (stock kernel, coredamd's shipped defaults), coredam-socket
 (stock 7.3, coredamd serving the coredump socket with its shipped
-defaults), coredam-fixed and coredam-adaptive (the patched kernel).
+defaults), coredam-socket-streamed (the same without its read-ahead),
+coredam-fixed and coredam-adaptive (the patched kernel).
 
-Prints the tables; writes build/bench-apache/report.md and results.json.
+Prints the tables; writes build/bench-apache/report.md, results.json and
+latency.png (the healthy route over time, with matplotlib).
 One run of each setup: the crashes of a storm cost minutes under TCG.
 """
 
 import datetime
+import importlib.util
 import json
 import os
 import subprocess
@@ -32,19 +35,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.apache import OPCACHE_MB, SETUPS, WARM_MB, WORKERS, Storm, figures, run, tables  # noqa: E402
+from harness.apache import OPCACHE_MB, SETUPS, WARM_MB, WORKERS, Storm, figures, plot, run, tables  # noqa: E402
 from harness.console import GuestError  # noqa: E402
 from harness.kernels import kernel_id  # noqa: E402
 from harness.paths import BUILD  # noqa: E402
 
 
-def main():
+def pick_setups():
+    """The setups BENCH_SETUPS names (every one without it); exits on a
+    name it does not know."""
     names = [s.name for s in SETUPS]
     want = os.environ.get("BENCH_SETUPS")
     if want and set(want.split(",")) - set(names):
         sys.exit(f"BENCH_SETUPS: unknown {', '.join(sorted(set(want.split(',')) - set(names)))}; "
                  f"known: {', '.join(names)}")
-    chosen = [s for s in SETUPS if not want or s.name in want.split(",")]
+    return [s for s in SETUPS if not want or s.name in want.split(",")]
+
+
+def storm_from_env():
+    """The storm APACHE_* describe; exits on a shape that cannot be run."""
     storm = Storm(per_s=int(os.environ.get("APACHE_CRASH_PER_S", 2)),
                   crash_s=int(os.environ.get("APACHE_CRASH_S", 10)),
                   opcache_mb=int(os.environ.get("APACHE_OPCACHE_MB", OPCACHE_MB)),
@@ -53,6 +62,14 @@ def main():
         sys.exit(f"APACHE_WARM_MB ({storm.warm_mb}) must be more than 0 and less than "
                  f"APACHE_OPCACHE_MB ({storm.opcache_mb})")
     storm.drive_s = storm.crash_s + 20
+    return storm
+
+
+def bench(chosen, storm, command):
+    """Run the storm under each of the chosen setups; write
+    build/bench-apache/results.json, report.md and latency.png (with
+    matplotlib); (the report's text, whether a setup failed). @command
+    is how the report says it was run."""
     out = BUILD / "bench-apache"
     out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -83,13 +100,14 @@ def main():
         (out / "results.json").write_text(json.dumps(dict(figs), indent=1))
     rev = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
                          text=True, cwd=Path(__file__).resolve().parent).stdout.strip()
-    env = " ".join(f"{k}={os.environ[k]}" for k in ("BENCH_SETUPS", "APACHE_CRASH_PER_S",
-                                                    "APACHE_CRASH_S", "APACHE_OPCACHE_MB",
-                                                    "APACHE_WARM_MB") if k in os.environ)
     elapsed = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
+    plotted = False
+    if figs and importlib.util.find_spec("matplotlib") is not None:
+        plot(figs, out / "latency.png", storm)
+        plotted = True
     load, cores = tables(figs)
     md = [f"# coredam Apache storm benchmark, {started:%Y-%m-%d %H:%M} UTC", "",
-          f"Command: `{env + ' ' if env else ''}make bench-apache`; revision {rev}; "
+          f"Command: `{command}`; revision {rev}; "
           f"{elapsed / 60:.0f} min. One run of each setup, each its own boot.",
           f"Kernels: {kernels}.", "",
           f"Apache 2.4 prefork with exactly {WORKERS} workers, mod_php 8.2 with a "
@@ -132,15 +150,36 @@ def main():
            "before it stopped: one still waiting then counts nowhere, so a server that stopped "
            "answering shows in the requests and in this column, not in the p99.", "", cores,
            ""]
+    if plotted:
+        md += ["## The healthy route over time", "",
+               "GET /healthy.php on a new connection, one at a time every 250 ms (the next "
+               "at once when one took longer), each point when its answer came, its height "
+               "how long it took: what a new client of the server saw. The table's column "
+               "'one at a time' is its longest wait from the first crash request, and how "
+               "many answers were not a 200 with the route's body.", "",
+               "![healthy route latency](latency.png)", ""]
     if failed:
         md += ["## Setups that failed", ""] + [f"- `{k}`: {v}" for k, v in failed.items()] + [""]
     md += ["## Run times", ""]
     md += [f"- {k}: {v:.0f} s (boot to results)" for k, v in wall.items()]
     text = "\n".join(md) + "\n"
     (out / "report.md").write_text(text)
+    return text, bool(failed)
+
+
+def command():
+    """The command line that ran this, as the report quotes it."""
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("BENCH_SETUPS", "APACHE_CRASH_PER_S",
+                                                    "APACHE_CRASH_S", "APACHE_OPCACHE_MB",
+                                                    "APACHE_WARM_MB") if k in os.environ)
+    return f"{env + ' ' if env else ''}make bench-apache"
+
+
+def main():
+    text, failed = bench(pick_setups(), storm_from_env(), command())
     print()
     print(text)
-    print(f"report: {out / 'report.md'}")
+    print(f"report: {BUILD / 'bench-apache' / 'report.md'}")
     return 1 if failed else 0
 
 

@@ -108,6 +108,13 @@ scoreboard_watch() {
 	done
 }
 
+# healthy_watch: the healthy route's latency as a new client sees it, one
+# request at a time every 250 ms (healthy-watch.php), "SENT_MS LATENCY_MS
+# OK" a line to $RESULTS/healthy.txt, until /tmp/stop-healthy exists
+healthy_watch() {
+	php /lib/coredam/healthy-watch.php $RESULTS/healthy.txt /tmp/stop-healthy
+}
+
 # meminfo_watch: every 0.5 s, "MS MEMAVAILABLE_KB" (/proc/meminfo) to
 # $RESULTS/meminfo.txt and "MS PID..." (every apache2 process, crashed
 # ones until Apache reaps them) to $RESULTS/pids.txt, until

@@ -8,6 +8,7 @@ from the files by other means than the code (awk, grep, sort, counting
 lines), as each test's comments say."""
 
 import gzip
+import shutil
 from pathlib import Path
 
 import corefile
@@ -154,8 +155,9 @@ def test_tables_of_the_recorded_runs():
     load, cores = apache.tables(figs)
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in load.splitlines()[2:]}
+    # the run had no healthy-watch.php: "one at a time" is "-"
     assert rows["no-dumps"] == ["20 (2.00/s)", "20", "1.79/s", "6 / 78 / 124 ms",
-                                "20 / 1718 / 2021 ms", "1239 / 2360", "0 / 0"]
+                                "20 / 1718 / 2021 ms", "1239 / 2360", "0 / 0", "-"]
     assert rows["systemd-coredump"][:3] == ["20 (2.00/s)", "20", "0.16/s"]
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in cores.splitlines()[2:]}
@@ -165,15 +167,79 @@ def test_tables_of_the_recorded_runs():
     assert rows["systemd-coredump"][6:] == ["35.9 / 55.5 s", "37.7 / 57.7 s", "16.2 s", "128.1 s"]
 
 
+def test_healthy_route_one_request_at_a_time(tmp_path):
+    """healthy-watch.php's lines, as the recorded floor's would have been:
+    its first crash request was sent at 26310 ms. A request answered before
+    then is in the series but not in the longest wait; one sent before and
+    answered after is; one still waiting at the end is in neither."""
+    assert apache.healthy_samples("26000 20 1\n26250 5000 0\n31600 -1 0\nnoise\n") == \
+        [(26000, 20, True), (26250, 5000, False), (31600, None, False)]
+    shutil.copytree(DATA / "no-dumps", tmp_path / "no-dumps")
+    (tmp_path / "no-dumps" / "healthy.txt").write_text(
+        "26000 9000 1\n"      # ended at 35000: after the first crash request, the longest
+        "25000 30 1\n"        # ended at 25030, before it: not counted
+        "35250 40 0\n"        # answered, but not the route's "ok": counted not ok
+        "35600 -1 0\n")       # still waiting at the end
+    d = tmp_path / "no-dumps"
+    f = apache.figures(Result(rc=0, output="", console="", results_dir=d, log_dir=d, wall_s=0.0))
+    assert f["healthy_series"] == [(-0.31, 9000, True), (-1.31, 30, True), (8.94, 40, False),
+                                   (9.29, None, False)]
+    assert f["healthy_max_s"] == 9.0 and f["healthy_failed"] == 1
+    load, _ = apache.tables([("no-dumps", f)])
+    assert load.splitlines()[2].split("|")[-2].strip() == "9.0 s, 1"
+
+
+def test_the_job_watches_the_healthy_route():
+    """The benchmark's job starts the one-at-a-time client with the other
+    watchers and stops it with them, and the image installs it."""
+    text = apache.job(apache.SETUPS[0], apache.Storm())
+    assert "\nhealthy_watch &\n" in text and "/tmp/stop-healthy" in text
+    assert text.index("healthy_watch &") < text.index("crash_at ")
+    root = Path(__file__).resolve().parents[2]
+    assert "healthy-watch.php" in (root / "scripts" / "mkrootfs.sh").read_text()
+    assert "healthy_watch()" in (root / "tests" / "guest" / "apache.sh").read_text()
+
+
 def test_storm_sizes_its_guest_for_its_cores():
     """The job asks Apache for the storm's opcache, and the scratch disk
     holds every crash's core above the 1 GiB free-space floor: 4 GiB as
     ever for the small storm (20 cores of about 40 MiB), more for 20 of
-    about 150 MiB (128 MiB of opcache: 1088 + 20 * 160 MiB)."""
+    about 150 MiB (128 MiB of opcache: 1088 + 20 * 160 MiB), at most
+    16 GiB."""
     small = apache.Storm()
     assert small.disk_mb() == 4096
     big = apache.Storm(opcache_mb=128, warm_mb=32)
     assert big.disk_mb() == 4288
+    # the real rate, 10 a second for a minute: 16 GiB, not 96
+    assert apache.Storm(per_s=10, crash_s=60, opcache_mb=128, warm_mb=32).disk_mb() == 16384
     text = apache.job(apache.SETUPS[0], big)
     assert "apache_start 6 128\n" in text and "apache_warm 32\n" in text
     assert "apache_start 6 16\n" in apache.job(apache.SETUPS[0], small)
+
+
+def test_make_bench_names_setups_of_either_kind(monkeypatch):
+    """`make bench` runs the Apache storm beside the others: BENCH_SETUPS
+    names setups of either kind (no-dumps is in both), a name of neither
+    stops it before any boot, and without it each kind runs its own."""
+    import bench
+
+    monkeypatch.setenv("BENCH_SETUPS", "no-dumps,systemd-coredump")
+    storm, ap = bench.pick_setups()
+    assert storm == ["no-dumps"] and [s.name for s in ap] == ["no-dumps", "systemd-coredump"]
+    monkeypatch.setenv("BENCH_SETUPS", "skip")
+    assert bench.pick_setups() == (["skip"], [])
+    monkeypatch.setenv("BENCH_SETUPS", "no-dumps,nosuch")
+    with pytest.raises(SystemExit, match="unknown nosuch"):
+        bench.pick_setups()
+    monkeypatch.delenv("BENCH_SETUPS")
+    storm, ap = bench.pick_setups()
+    assert "stock" in storm and "v1-fixed" not in storm
+    assert [s.name for s in ap] == [s.name for s in apache.SETUPS]
+    # the scenario is among make bench's, by default and alone
+    monkeypatch.delenv("BENCH_SCENARIOS", raising=False)
+    scenarios, ap = bench.pick_scenarios()
+    assert ap and "burst" in scenarios and "staggered-filling" not in scenarios
+    monkeypatch.setenv("BENCH_SCENARIOS", "apache")
+    assert bench.pick_scenarios() == ([], True)
+    monkeypatch.setenv("BENCH_SCENARIOS", "burst")
+    assert bench.pick_scenarios() == (["burst"], False)
