@@ -279,6 +279,8 @@ echo +memory > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p /sys/fs/cgroup/agent
 start_agent
 echo "$(cat /tmp/agent.pid)" > /sys/fs/cgroup/agent/cgroup.procs
+# as the packaged unit has it (OOMScoreAdjust=-500)
+echo -500 > /proc/$(cat /tmp/agent.pid)/oom_score_adj
 mkdir -p /tmp/b
 crasher -m 32 -w /tmp/b/go -r /tmp/b/ready.0 &
 p=$!
@@ -287,6 +289,13 @@ touch /tmp/b/go
 wait $p || true
 # the process is gone: how far its core's writer is on the disk (4 MB/s)
 stat -c '%n %s' /scratch/cores/.core.* /scratch/cores/core.* > $RESULTS/at-exit.txt 2>/dev/null || true
+# the writer, still writing: its nice value, policy and oom_score_adj
+agent=$(cat /tmp/agent.pid)
+for s in /proc/[0-9]*/stat; do
+    set -- $(cat "$s" 2>/dev/null) x x x x
+    [ "$4" = "$agent" ] || continue
+    echo "$(sed 's/.*) //' /proc/$1/stat | cut -d' ' -f17,39) $(cat /proc/$1/oom_score_adj)"
+done > $RESULTS/writer.txt
 waitfor 120 "the dump ended" sock_ended 1
 waitfor 30 "the writers gone" sock_idle
 cat /sys/fs/cgroup/agent/memory.peak > $RESULTS/agent.peak
@@ -313,6 +322,9 @@ def test_socket_read_ahead_lets_the_process_go_before_the_disk(boot):
     at_exit = [line.split() for line in res.text("at-exit.txt").splitlines()]
     assert all(n.split("/")[-1].startswith(".core.") for n, _ in at_exit), at_exit
     assert sum(int(size) for _, size in at_exit) < 16 << 20, at_exit
+    # the writer is background work (DumpNice=19: SCHED_BATCH, nice 19),
+    # and an ordinary process to the OOM killer, not the agent (-500)
+    assert res.text("writer.txt").splitlines() == ["19 3 0"], res.text("writer.txt")
     cores = res.json_lines("cores.json")
     assert len(cores) == 1 and res.text("incomplete.txt") == "", res.text("ls.txt")
     assert cores[0]["valid"] and cores[0]["complete"] and cores[0]["pattern_pages"] == 32 * 256, cores

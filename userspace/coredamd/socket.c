@@ -555,14 +555,17 @@ static void conn_args(const struct agent *a, const struct sock_conn *c, struct c
 static void writer_background(struct agent *a, const struct sock_conn *c)
 {
 	_cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	char cg[PATH_MAX];
 
 	if (fd < 0 || write(fd, "0", 1) != 1)
 		log_warning("core of pid %d: its writer keeps the agent's oom_score_adj: %s", (int)c->peer.pid,
 			    strerror(fd < 0 ? errno : EIO));
-	if (a->cfg.dump_nice != COREDAM_NICE_KEEP) {
-		(void)coredam_sched_background(a->roots.proc, c->peer.pid, NULL, a->cfg.dump_nice);
-		(void)coredam_sched_background(a->roots.proc, getpid(), NULL, a->cfg.dump_nice);
-	}
+	if (a->cfg.dump_nice == COREDAM_NICE_KEEP)
+		return;
+	(void)coredam_sched_background(a->roots.proc, c->peer.pid, NULL, a->cfg.dump_nice);
+	/* the writer is no dumping task: it is told by the cgroup it is in, still the agent's */
+	if (coredam_cg_of_pid(a->roots.proc, getpid(), cg, sizeof(cg)) >= 0)
+		(void)coredam_sched_background(a->roots.proc, getpid(), cg, a->cfg.dump_nice);
 }
 
 /*
