@@ -54,3 +54,45 @@ def test_benchmark_setups_documented_as_run():
     listed = re.findall(r"`([a-z0-9.-]+)`", m.group(1))
     defaults = [s.name for s in SETUPS if s.name not in OPTIONAL_SETUPS]
     assert sorted(listed) == sorted(defaults), (listed, defaults)
+
+
+MAN = TOP / "docs" / "man"
+
+
+def sections(page):
+    return re.findall(r"^\.SH (.+)$", (MAN / page).read_text(), re.M)
+
+
+def test_man_pages_have_their_sections():
+    """Every page has what a reader looks for, in the sections man-pages(7)
+    names: each program's its exit status and environment too."""
+    for page in ("coredamd.8", "coredamctl.1", "coredam-pipe.8", "coredam.conf.5"):
+        have = sections(page)
+        want = ["NAME", "SYNOPSIS", "DESCRIPTION", "FILES", "EXAMPLES", "SEE ALSO"]
+        if page != "coredam.conf.5":
+            want += ["EXIT STATUS", "ENVIRONMENT"]
+        assert not set(want) - set(have), (page, sorted(set(want) - set(have)))
+        assert have[:2] == ["NAME", "SYNOPSIS"] and have[-1] == "SEE ALSO", (page, have)
+
+
+def test_every_environment_variable_read_is_documented():
+    """A variable the programs read (getenv, or through sd-daemon's
+    sd_notify, sd_watchdog_enabled, sd_listen_fds) is in the ENVIRONMENT
+    section of a man page."""
+    read = set()
+    for f in [f for d in ("coredamd", "coredamctl", "coredam-pipe", "lib") for f in (SRC / d).glob("*.c")]:
+        text = f.read_text()
+        read |= set(re.findall(r'getenv\("([A-Z_]+)"\)', text))
+        if "sd_notify" in text:
+            read.add("NOTIFY_SOCKET")
+        if "sd_watchdog_enabled" in text:
+            read |= {"WATCHDOG_USEC", "WATCHDOG_PID"}
+        if "sd_listen_fds" in text:
+            read |= {"LISTEN_FDS", "LISTEN_PID"}
+    assert {"JOURNAL_STREAM", "NOTIFY_SOCKET", "LISTEN_FDS"} <= read, read
+    documented = ""
+    for page in MAN.iterdir():
+        m = re.search(r"^\.SH ENVIRONMENT\n(.*?)^\.SH ", page.read_text(), re.M | re.S)
+        documented += m.group(1) if m else ""
+    missing = {v for v in read if not re.search(r"\b%s\b" % v, documented)}
+    assert not missing, sorted(missing)
