@@ -37,6 +37,18 @@ def installed(tmp_path_factory):
     return dest, paths
 
 
+def test_install_only_installs(tmp_path):
+    """make install builds the programs and installs them, nothing more:
+    no step of its, in the recursive makes too, is the developer targets'
+    scripts/deps.sh, which installs Debian packages (it prints nothing
+    when none is missing, so the run above cannot tell)."""
+    res = subprocess.run(["make", "-n", "install", f"O={tmp_path / 'build'}", f"DESTDIR={tmp_path / 'root'}"],
+                         cwd=TOP, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "install -m 0755" in res.stdout or "install -m 755" in res.stdout, res.stdout[-3000:]
+    assert "deps.sh" not in res.stdout and "apt-get" not in res.stdout, res.stdout[-3000:]
+
+
 def ctl(dest, *args):
     return subprocess.run([str(dest / "usr/local/bin/coredamctl"), *args],
                           capture_output=True, text=True, timeout=30)
