@@ -702,3 +702,50 @@ def test_table_covers_every_documented_code():
     for program, codes in documented.items():
         reached = {t.code for t in TABLE.values() if t.program == program}
         assert reached == codes, (program, sorted(reached), sorted(codes))
+
+
+def test_coredamctl_gdb_runs_gdb_on_a_kept_core(bins, tmp_path):
+    """coredamctl(1) gdb: gdb reads the kept core (a zstd one decompressed
+    into a directory of its own under /var/tmp, removed when gdb exits),
+    gets the arguments after ID, and its exit status is coredamctl's; with
+    no gdb, 127 and why."""
+    import corefile
+
+    core = corefile.core(corefile.crash_notes(b"crasher", 11, 42), [(0x400000, b"\xcc" * 4096)])
+    r = FakeRoot(tmp_path)
+    try:
+        r.write("cores/core.crasher.42.100", "")
+        (r.cores / "core.crasher.42.100").write_bytes(core)
+        r.write("cores/core.crasher.42.100.json", KEPT_META.replace('"size":7,"disk_size":7',
+                                                                    f'"size":{len(core)},"disk_size":{len(core)}'))
+        zst = subprocess.run(["zstd", "-q", "-c"], input=core, capture_output=True, check=True).stdout
+        (r.cores / "core.crasher.43.200.zst").write_bytes(zst)
+        r.write("cores/core.crasher.43.200.zst.json", KEPT_META.replace("core.crasher.42.100", "core.crasher.43.200.zst")
+                .replace('"pid":42', '"pid":43').replace('"time":100', '"time":200')
+                .replace('"compression":"none"', '"compression":"zstd"')
+                .replace('"size":7,"disk_size":7', f'"size":{len(core)},"disk_size":{len(zst)}'))
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "HOME": str(tmp_path)}
+        before = sorted(p.name for p in Path("/var/tmp").glob("coredamctl-gdb.*"))
+
+        def gdb(*args, path=None):
+            e = dict(env, PATH=path) if path else env
+            return subprocess.run([str(bins / "coredamctl")] + root_options("coredamctl", r) + ["gdb", *args],
+                                  capture_output=True, text=True, env=e, cwd=tmp_path, timeout=60)
+
+        for pid in ("42", "43"):
+            p = gdb(pid, "-nx", "-batch", "-ex", "info registers rip")
+            assert p.returncode == 0, (pid, p.stdout, p.stderr)
+            assert "Program terminated with signal SIGSEGV" in p.stdout + p.stderr, (pid, p.stdout, p.stderr)
+        # gdb's own exit status
+        p = gdb("42", "-nx", "-batch", "-ex", "quit 3")
+        assert p.returncode == 3, (p.stdout, p.stderr)
+        assert sorted(p.name for p in Path("/var/tmp").glob("coredamctl-gdb.*")) == before
+        # no such core; no gdb
+        p = gdb("44", "-batch")
+        assert p.returncode == 1 and "no core 44 kept" in p.stderr, p.stderr
+        nogdb = tmp_path / "bin"
+        nogdb.mkdir()
+        p = gdb("42", "-batch", path=str(nogdb))
+        assert p.returncode == 127 and "cannot run gdb" in p.stderr, (p.returncode, p.stderr)
+    finally:
+        r.close()

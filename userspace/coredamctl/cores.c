@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * coredamctl list, info, dump, vacuum: the cores coredam-pipe kept in
+ * coredamctl list, info, dump, gdb, vacuum: the cores coredam-pipe kept in
  * [Pipe] Directory=, from the metadata beside each, with coredumpctl's
  * verbs; vacuum removes the oldest as the writers do after each core
  * ([Space] MaxUse=, KeepFree=).
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -185,27 +186,35 @@ static int find(const struct ctl *c, const char *cmd, int argc, char **argv, str
 	return -1;
 }
 
-/* Where the process crashed, from the core's own notes (a compressed core is read through). */
-static void crash_site(int dirfd, const struct coredam_kept_core *k, char *buf, size_t size)
+/* What the core's own notes say of its crash (a compressed core is read through); 0 or -errno. */
+static int core_site(int dirfd, const struct coredam_kept_core *k, struct coredam_core_site *ret)
 {
 	_cleanup_free_ void *head = malloc(COREDAM_ELF_KEEP_MAX);
 	_cleanup_close_ int fd = -1;
-	struct coredam_core_site site;
-	struct coredam_repeat_key key;
 	size_t len = 0;
 	uint64_t total;
+	int r;
+
+	fd = openat(dirfd, k->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!head)
+		return -ENOMEM;
+	r = k->zstd ? coredam_zstd_scan(fd, head, COREDAM_ELF_KEEP_MAX, &len, &total)
+		    : coredam_pipe_read_head(fd, head, COREDAM_ELF_KEEP_MAX, 0, &len);
+	if (r < 0)
+		return r;
+	return coredam_elf_core_site(head, len, ret);
+}
+
+/* Where the process crashed, from the core's own notes, as [Repeats] signs it. */
+static void crash_site(int dirfd, const struct coredam_kept_core *k, char *buf, size_t size)
+{
+	struct coredam_core_site site;
+	struct coredam_repeat_key key;
 
 	snprintf(buf, size, "unknown");
-	fd = openat(dirfd, k->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !head)
-		return;
-	if (k->zstd) {
-		if (coredam_zstd_scan(fd, head, COREDAM_ELF_KEEP_MAX, &len, &total) < 0)
-			return;
-	} else if (coredam_pipe_read_head(fd, head, COREDAM_ELF_KEEP_MAX, 0, &len) < 0) {
-		return;
-	}
-	if (coredam_elf_core_site(head, len, &site) < 0)
+	if (core_site(dirfd, k, &site) < 0)
 		return;
 	coredam_repeat_key(&site, k->signal, k->comm, &key);
 	coredam_escape(key.label, 0, buf, size);
@@ -310,6 +319,115 @@ int cmd_dump(struct ctl *c, int argc, char **argv)
 		return CTL_EXIT_FAIL;
 	}
 	return CTL_EXIT_OK;
+}
+
+/*
+ * A compressed core decompressed into a directory of its own under
+ * /var/tmp (mkdtemp: 0700, root's), for the debugger to open by name;
+ * its path in @path, *@ret_made once the directory exists (the caller
+ * removes both). 0 or the exit status.
+ */
+static int gdb_core_file(const struct ctl *c, int dirfd, const struct coredam_kept_core *k, char *tmpdir,
+			 char *path, size_t size, bool *ret_made)
+{
+	_cleanup_close_ int in = -1, out = -1;
+	uint64_t bytes;
+	int r;
+
+	if (!mkdtemp(tmpdir)) {
+		log_error("/var/tmp: cannot make a directory for the decompressed core: %m");
+		return CTL_EXIT_FAIL;
+	}
+	*ret_made = true;
+	snprintf(path, size, "%s/core", tmpdir);
+	in = openat(dirfd, k->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	out = in < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	r = in < 0 || out < 0 ? -errno : coredam_pipe_decompress(in, out, &bytes);
+	if (r < 0) {
+		log_error("%s/%s: %s%s", c->cfg.pipe_directory, k->core, strerror(-r),
+			  r == -EBADMSG ? " (not a complete zstd stream)" : "");
+		return r == -EACCES ? CTL_EXIT_NO_ACCESS : CTL_EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cmd_gdb(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, {} };
+	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
+	const struct coredam_kept_core *x = NULL;
+	struct coredam_core_site site = { 0 };
+	char tmpdir[] = "/var/tmp/coredamctl-gdb.XXXXXX", path[PATH_MAX];
+	char execarg[sizeof(site.exe) + 8], corearg[PATH_MAX + 8];
+	const char **args;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	bool decompressed = false;
+	int o, r, status, n = 0;
+	pid_t pid;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
+		return ctl_option_exit("gdb", o);
+	/* what follows the ID goes to gdb as it is */
+	r = find(c, "gdb", MIN(argc, optind + 1), argv, &k, &x);
+	if (r >= 0)
+		return r;
+	/* the executable from the core's own notes, a regular file still there */
+	if (core_site(k.dirfd, x, &site) < 0 || !site.exe[0] || access(site.exe, R_OK) < 0)
+		site.exe[0] = '\0';
+	if (x->zstd) {
+		r = gdb_core_file(c, k.dirfd, x, tmpdir, path, sizeof(path), &decompressed);
+		if (r == 0)
+			goto run;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/%s", c->cfg.pipe_directory, x->core);
+run:
+	args = calloc((size_t)(argc - optind) + 4, sizeof(*args));
+	if (!args) {
+		r = CTL_EXIT_FAIL;
+		goto out;
+	}
+	/* --exec= and --core=: a name that begins with '-' stays a name */
+	args[n++] = "gdb";
+	if (site.exe[0]) {
+		snprintf(execarg, sizeof(execarg), "--exec=%s", site.exe);
+		args[n++] = execarg;
+	}
+	snprintf(corearg, sizeof(corearg), "--core=%s", path);
+	args[n++] = corearg;
+	for (int i = optind + 1; i < argc; i++)
+		args[n++] = argv[i];
+	/* gdb takes ^C while it runs, not this process */
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		execvp("gdb", (char **)args);
+		log_error("cannot run gdb: %m (Debian: apt install gdb)");
+		_exit(127);
+	}
+	r = pid < 0 ? -errno : 0;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	free(args);
+	if (r < 0) {
+		log_error("fork: %s", strerror(-r));
+		r = CTL_EXIT_FAIL;
+	} else {
+		r = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+out:
+	if (decompressed) {
+		snprintf(path, sizeof(path), "%s/core", tmpdir);
+		(void)unlink(path);
+		(void)rmdir(tmpdir);
+	}
+	return r;
 }
 
 /* What vacuum removed (or would), oldest first: printed once the directory's lock is let go. */

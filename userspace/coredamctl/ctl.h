@@ -104,6 +104,7 @@ int cmd_doctor(struct ctl *c, int argc, char **argv);
 int cmd_list(struct ctl *c, int argc, char **argv);
 int cmd_info(struct ctl *c, int argc, char **argv);
 int cmd_dump(struct ctl *c, int argc, char **argv);
+int cmd_gdb(struct ctl *c, int argc, char **argv);
 int cmd_vacuum(struct ctl *c, int argc, char **argv);
 
 #endif

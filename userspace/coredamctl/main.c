@@ -73,6 +73,15 @@ static const struct ctl_command {
 	  "0 written, 1 no such core or it could not be written, 2 usage, 4 only root\n"
 	  "may read it",
 	  cmd_dump },
+	{ "gdb", "ID [GDB-ARGUMENT...]", "debug a kept core with gdb",
+	  "Run gdb on one kept core (ID as for info), a zstd one decompressed into a\n"
+	  "directory of its own under /var/tmp and removed when gdb exits, with the\n"
+	  "executable the core's own notes name (when it is still there). Arguments\n"
+	  "after ID go to gdb as they are: coredamctl gdb 1234 -batch -ex bt.\n",
+	  "",
+	  "gdb's exit status; 1 no such core or it could not be read, 2 usage, 4 only\n"
+	  "root may read it, 127 no gdb",
+	  cmd_gdb },
 	{ "vacuum", "[--dry-run]", "remove the oldest kept cores past [Space] MaxUse=, KeepFree=",
 	  "Remove the oldest kept cores, each with its metadata, until the kept cores\n"
 	  "take at most [Space] MaxUse= and the file system has KeepFree= free, as\n"
