@@ -96,3 +96,24 @@ def test_every_environment_variable_read_is_documented():
         documented += m.group(1) if m else ""
     missing = {v for v in read if not re.search(r"\b%s\b" % v, documented)}
     assert not missing, sorted(missing)
+
+
+def test_the_shipped_configuration_names_every_key_at_its_default():
+    """configs/coredam.conf, the file an operator edits, shows every key
+    of lib/config.c's table, in its section, commented out at the value
+    the table gives as its default."""
+    keys = re.findall(r'K\("(\w+)", "(\w+)", T_\w+, \w+, ([^)]+)\),', (SRC / "lib/config.c").read_text())
+    assert len(keys) > 40, keys
+    shown, section = {}, None
+    for line in (TOP / "configs/coredam.conf").read_text().splitlines():
+        m = re.fullmatch(r"\[(\w+)\]", line)
+        if m:
+            section = m.group(1)
+        m = re.fullmatch(r"#(\w+)=(.*)", line)
+        if m:
+            shown[(section, m.group(1))] = m.group(2)
+    for section, name, default in keys:
+        default = default.strip()
+        assert (section, name) in shown, f"[{section}] {name}= is not in configs/coredam.conf"
+        if default.startswith('"'):
+            assert shown[(section, name)] == default.strip('"'), (section, name, shown[(section, name)], default)

@@ -506,7 +506,7 @@ int cmd_vacuum(struct ctl *c, int argc, char **argv)
 		log_error("%s: %s", dir, strerror(-r));
 		return CTL_EXIT_FAIL;
 	}
-	coredam_retention_limits(&c->cfg, (uint64_t)sv.f_blocks * sv.f_frsize, &lim);
+	coredam_retention_limits(&c->cfg, (uint64_t)sv.f_blocks * sv.f_frsize, (uint64_t)time(NULL), &lim);
 	r = coredam_retention_vacuum(dirfd, &c->cfg, NULL,
 				     COREDAM_RETENTION_KEEP_NEWEST | (dry_run ? COREDAM_RETENTION_DRY_RUN : 0), vacuumed_one,
 				     &x, &res);
@@ -530,12 +530,13 @@ int cmd_vacuum(struct ctl *c, int argc, char **argv)
 	}
 	if (x.nomem)
 		log_warning("out of memory: not every core removed is named above");
-	if (res.removed == 0 && res.kept == 0 && res.use_before == 0 && (lim.max_use != UINT64_MAX || lim.keep_free)) {
+	if (res.removed == 0 && res.kept == 0 && res.use_before == 0 &&
+	    (lim.max_use != UINT64_MAX || lim.keep_free || lim.older_than)) {
 		printf("No cores kept in %s.\n", dir);
 		return CTL_EXIT_OK;
 	}
-	if (lim.max_use == UINT64_MAX && lim.keep_free == 0) {
-		printf("Nothing to remove: [Space] MaxUse=infinity and KeepFree=0 set no limit.\n");
+	if (lim.max_use == UINT64_MAX && lim.keep_free == 0 && !lim.older_than) {
+		printf("Nothing to remove: [Space] MaxUse=infinity, KeepFree=0 and MaxAge=infinity set no limit.\n");
 		return CTL_EXIT_OK;
 	}
 	printf("%s %zu core%s (%s); %zu kept, taking %s (MaxUse= %s), %s free (KeepFree= %s)%s.\n",

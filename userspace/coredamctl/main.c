@@ -82,10 +82,11 @@ static const struct ctl_command {
 	  "gdb's exit status; 1 no such core or it could not be read, 2 usage, 4 only\n"
 	  "root may read it, 127 no gdb",
 	  cmd_gdb },
-	{ "vacuum", "[--dry-run]", "remove the oldest kept cores past [Space] MaxUse=, KeepFree=",
+	{ "vacuum", "[--dry-run]", "remove the oldest kept cores past [Space] MaxUse=, KeepFree=, MaxAge=",
 	  "Remove the oldest kept cores, each with its metadata, until the kept cores\n"
-	  "take at most [Space] MaxUse= and the file system has KeepFree= free, as\n"
-	  "coredam-pipe does after each core it stores; print each one removed. Only\n"
+	  "take at most [Space] MaxUse=, the file system has KeepFree= free and none\n"
+	  "crashed longer than MaxAge= ago, as coredam-pipe does after each core it\n"
+	  "stores; print each one removed. Only\n"
 	  "cores the store named and root owns are counted or removed, and the newest\n"
 	  "stays. Root only.\n",
 	  "  -n, --dry-run       print what would be removed, remove nothing\n",

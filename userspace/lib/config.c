@@ -90,6 +90,7 @@ static const struct key keys[] = {
 	K("Space", "FreeSpaceFloor", T_FLOOR, free_floor_bytes, "1G"),
 	K("Space", "MaxUse", T_USE_CAP, max_use_bytes, "4G 10%"),
 	K("Space", "KeepFree", T_KEEP_FREE, keep_free_bytes, "auto"),
+	K("Space", "MaxAge", T_DURATION_INF, max_age_usec, "infinity"),
 	K("Space", "MarkIncomplete", T_BOOL, mark_incomplete, "yes"),
 	K("Pipe", "SetCorePattern", T_BOOL, pipe_set_core_pattern, "no"),
 	K("Pipe", "Program", T_PATH, pipe_program, COREDAM_PIPE_PROGRAM),

@@ -76,6 +76,7 @@ struct coredam_config {
 	uint64_t max_use_bytes;
 	uint32_t max_use_percent;
 	uint64_t keep_free_bytes;
+	uint64_t max_age_usec;		/* kept cores older than this are removed; 0 = none */
 	uint32_t keep_free_percent;
 	bool keep_free_auto;
 	bool mark_incomplete;

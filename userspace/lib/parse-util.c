@@ -150,6 +150,7 @@ int parse_duration(const char *s, uint64_t *ret_usec)
 		{ "", 1000000 }, { "s", 1000000 }, { "sec", 1000000 },
 		{ "ms", 1000 }, { "msec", 1000 }, { "us", 1 }, { "usec", 1 },
 		{ "m", 60000000 }, { "min", 60000000 }, { "h", 3600000000ULL },
+		{ "d", 86400000000ULL }, { "day", 86400000000ULL }, { "days", 86400000000ULL },
 	};
 	unsigned long long v;
 	char *end;

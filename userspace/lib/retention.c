@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -15,11 +16,14 @@
 #include "retention.h"
 #include "parse-util.h"
 
-void coredam_retention_limits(const struct coredam_config *cfg, uint64_t total,
+void coredam_retention_limits(const struct coredam_config *cfg, uint64_t total, uint64_t now,
 			      struct coredam_retention_limits *ret)
 {
+	uint64_t age = cfg->max_age_usec / 1000000;
+
 	ret->max_use = coredam_config_max_use(cfg, total);
 	ret->keep_free = coredam_config_keep_free(cfg, total);
+	ret->older_than = cfg->max_age_usec && now > age ? now - age : 0;
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -92,6 +96,12 @@ static bool over(const struct coredam_retention_limits *lim, uint64_t use, uint6
 	return use > lim->max_use || free_bytes < lim->keep_free;
 }
 
+/* Past MaxAge=: crashed before lim->older_than. */
+static bool too_old(const struct coredam_retention_limits *lim, const struct coredam_kept_core *c)
+{
+	return lim->older_than && c->time < lim->older_than;
+}
+
 int coredam_retention_vacuum_limits(int dirfd, const struct coredam_retention_limits *lim, uint64_t free_bytes,
 				    const char *keep, unsigned int flags, coredam_retention_cb cb, void *userdata,
 				    struct coredam_retention_result *ret)
@@ -105,8 +115,8 @@ int coredam_retention_vacuum_limits(int dirfd, const struct coredam_retention_li
 	int r = 0;
 
 	*ret = res;
-	if (lim->max_use == UINT64_MAX && lim->keep_free == 0)
-		return 0;	/* MaxUse=infinity, KeepFree=0: nothing to read */
+	if (lim->max_use == UINT64_MAX && lim->keep_free == 0 && !lim->older_than)
+		return 0;	/* MaxUse=infinity, KeepFree=0, MaxAge=infinity: nothing to read */
 	r = coredam_cores_list(dirfd, &v, &n, &damaged);
 	if (r < 0)
 		return r;
@@ -125,8 +135,8 @@ int coredam_retention_vacuum_limits(int dirfd, const struct coredam_retention_li
 		newest = SIZE_MAX;
 	res.use_before = use;
 
-	/* oldest first, until within both limits */
-	for (size_t i = 0; i < n && over(lim, use, free_bytes); i++) {
+	/* oldest first, until within both limits and past the cores too old */
+	for (size_t i = 0; i < n && (over(lim, use, free_bytes) || too_old(lim, &v[i])); i++) {
 		if (!mine[i] || i == newest || is_kept(&v[i], keep))
 			continue;
 		if (!(flags & COREDAM_RETENTION_DRY_RUN)) {
@@ -169,7 +179,7 @@ int coredam_retention_vacuum(int dirfd, const struct coredam_config *cfg, const 
 		r = -errno;
 		goto out;
 	}
-	coredam_retention_limits(cfg, (uint64_t)st.f_blocks * st.f_frsize, &lim);
+	coredam_retention_limits(cfg, (uint64_t)st.f_blocks * st.f_frsize, (uint64_t)time(NULL), &lim);
 	r = coredam_retention_vacuum_limits(dirfd, &lim, (uint64_t)st.f_bavail * st.f_frsize, keep, flags, cb,
 					    userdata, ret);
 out:
@@ -190,7 +200,7 @@ size_t coredam_retention_after_store(int dirfd, const char *dir, const struct co
 			 "bytes=%" PRIu64 " within=no", dir, res.removed, strerror(-r), res.removed, res.removed_bytes);
 	else if (res.removed)
 		log_full(LOG_INFO, "removed the %zu oldest kept core%s (%s) from %s: the kept cores take %s, %s free "
-			 "([Space] MaxUse=, KeepFree=) event=retention removed=%zu bytes=%" PRIu64 " use_bytes=%" PRIu64
+			 "([Space] MaxUse=, KeepFree=, MaxAge=) event=retention removed=%zu bytes=%" PRIu64 " use_bytes=%" PRIu64
 			 " free_bytes=%" PRIu64 " kept=%zu within=%s", res.removed, res.removed == 1 ? "" : "s",
 			 format_size(b1, sizeof(b1), res.removed_bytes), dir, format_size(b2, sizeof(b2), res.use_after),
 			 format_size(b3, sizeof(b3), res.free_after), res.removed, res.removed_bytes, res.use_after,

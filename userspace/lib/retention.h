@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Retention of the cores kept in [Pipe] Directory= ([Space] MaxUse=,
- * KeepFree=), as systemd-coredump vacuums its store: after each core is
- * stored, the oldest kept cores are removed until the kept cores take at
- * most MaxUse= and the file system has at least KeepFree= free.
+ * KeepFree=, MaxAge=), as systemd-coredump vacuums its store: after each
+ * core is stored, the oldest kept cores are removed until the kept cores
+ * take at most MaxUse=, the file system has at least KeepFree= free, and
+ * none crashed longer than MaxAge= ago.
  *
  * What is a kept core is corelist's listing (corelist.h): a metadata file
  * "<core>.json" that parses and names its own core. Only a core whose name
@@ -30,10 +31,14 @@
 struct coredam_retention_limits {
 	uint64_t max_use;	/* bytes the kept cores may take; UINT64_MAX: no cap */
 	uint64_t keep_free;	/* bytes to keep free (f_bavail); 0: none */
+	uint64_t older_than;	/* a core that crashed before this (seconds since the epoch) goes; 0: none */
 };
 
-/* Pure: the limits @cfg sets for a file system of @total bytes. */
-void coredam_retention_limits(const struct coredam_config *cfg, uint64_t total,
+/*
+ * Pure: the limits @cfg sets for a file system of @total bytes, at
+ * @now (seconds since the epoch: MaxAge= counts back from it).
+ */
+void coredam_retention_limits(const struct coredam_config *cfg, uint64_t total, uint64_t now,
 			      struct coredam_retention_limits *ret);
 
 struct coredam_retention_result {

@@ -260,6 +260,33 @@ TEST(retention_leaves_another_users_files)
 	CHECK(!there(CORES[0]) && !there(CORES[2]));
 }
 
+/*
+ * MaxAge=: every core that crashed before the cut goes, oldest first,
+ * whatever room is left; the one just stored stays however old.
+ */
+TEST(retention_max_age)
+{
+	struct coredam_retention_result res;
+	struct coredam_retention_limits lim = { .max_use = UINT64_MAX, .older_than = 250 };
+	int dfd;
+
+	setup();
+	CHECK_OK(open_dir_at(AT_FDCWD, tpath("kept"), &dfd));
+	/* crashed at 70 (core.s's metadata), 100 and 200: gone; 300 and 400 stay */
+	CHECK_OK(coredam_retention_vacuum_limits(dfd, &lim, 1ULL << 40, NULL, 0, NULL, NULL, &res));
+	CHECK_EQ_INT(res.removed, 3);
+	CHECK(!there(CORES[0]) && !there(CORES[1]) && !there("core.s.90.70.json"));
+	CHECK(there(CORES[2]) && there(CORES[3]));
+	CHECK(res.within && res.kept == 2);
+	CHECK(foreign_intact());
+	/* the core just stored is kept past the cut */
+	lim.older_than = 1000;
+	CHECK_OK(coredam_retention_vacuum_limits(dfd, &lim, 1ULL << 40, CORES[3], 0, NULL, NULL, &res));
+	CHECK_EQ_INT(res.removed, 1);
+	CHECK(!there(CORES[2]) && there(CORES[3]));
+	close(dfd);
+}
+
 TEST(retention_limits_from_the_config)
 {
 	struct coredam_config c;
@@ -268,22 +295,30 @@ TEST(retention_limits_from_the_config)
 
 	coredam_config_init(&c);
 	/* defaults: MaxUse= 10% capped at 4G, KeepFree= twice the floor (1G) */
-	coredam_retention_limits(&c, 10ULL << 30, &lim);
+	coredam_retention_limits(&c, 10ULL << 30, 1000000, &lim);
 	CHECK_EQ_INT(lim.max_use, (10ULL << 30) / 100 * 10);
 	CHECK_EQ_INT(lim.keep_free, 2ULL << 30);
-	coredam_retention_limits(&c, 1ULL << 40, &lim);
+	coredam_retention_limits(&c, 1ULL << 40, 1000000, &lim);
 	CHECK_EQ_INT(lim.max_use, 4ULL << 30);
 	CHECK_OK(coredam_config_set(&c, "Space", "FreeSpaceFloor", "100M 5%", &e));
-	coredam_retention_limits(&c, 10ULL << 30, &lim);
+	coredam_retention_limits(&c, 10ULL << 30, 1000000, &lim);
 	CHECK_EQ_INT(lim.keep_free, 2 * ((10ULL << 30) / 100 * 5));
 	CHECK_OK(coredam_config_set(&c, "Space", "MaxUse", "infinity", &e));
 	CHECK_OK(coredam_config_set(&c, "Space", "KeepFree", "0", &e));
-	coredam_retention_limits(&c, 10ULL << 30, &lim);
+	coredam_retention_limits(&c, 10ULL << 30, 1000000, &lim);
 	CHECK(lim.max_use == UINT64_MAX);
 	CHECK_EQ_INT(lim.keep_free, 0);
 	CHECK_OK(coredam_config_set(&c, "Space", "MaxUse", "1G", &e));
 	CHECK_OK(coredam_config_set(&c, "Space", "KeepFree", "3G 10%", &e));
-	coredam_retention_limits(&c, 100ULL << 30, &lim);
+	coredam_retention_limits(&c, 100ULL << 30, 1000000, &lim);
 	CHECK_EQ_INT(lim.max_use, 1ULL << 30);
 	CHECK_EQ_INT(lim.keep_free, (100ULL << 30) / 100 * 10);
+	/* MaxAge=: none by default (above), else counted back from now */
+	CHECK_EQ_INT(lim.older_than, 0);
+	CHECK_OK(coredam_config_set(&c, "Space", "MaxAge", "3d", &e));
+	coredam_retention_limits(&c, 100ULL << 30, 1000000, &lim);
+	CHECK_EQ_INT(lim.older_than, 1000000 - 3 * 86400);
+	CHECK_OK(coredam_config_set(&c, "Space", "MaxAge", "infinity", &e));
+	coredam_retention_limits(&c, 100ULL << 30, 1000000, &lim);
+	CHECK_EQ_INT(lim.older_than, 0);
 }
