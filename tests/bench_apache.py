@@ -72,6 +72,8 @@ def bench(chosen, storm, command):
     is how the report says it was run."""
     out = BUILD / "bench-apache"
     out.mkdir(parents=True, exist_ok=True)
+    # an earlier run's plot is not this one's
+    (out / "latency.png").unlink(missing_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     kernels = "; ".join(f"{k} {kernel_id(k)}" for k in dict.fromkeys(s.kernel for s in chosen))
     figs, wall, failed = [], {}, {}
