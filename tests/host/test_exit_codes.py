@@ -15,6 +15,7 @@ tests cover.
 """
 
 import dataclasses
+import json
 import os
 import shutil
 import signal
@@ -748,4 +749,46 @@ def test_coredamctl_gdb_runs_gdb_on_a_kept_core(bins, tmp_path):
         p = gdb("42", "-batch", path=str(nogdb))
         assert p.returncode == 127 and "cannot run gdb" in p.stderr, (p.returncode, p.stderr)
     finally:
+        r.close()
+
+
+def test_coredamctl_reload_returns_with_the_new_configuration_in_force(bins, tmp_path):
+    """coredamctl(1) reload (ExecReload=): when it exits 0 the agent runs
+    the configuration it read, its knob written and its status saying so;
+    a refused one exits 1 and leaves both as they were."""
+    r = FakeRoot(tmp_path)
+    r.configure("[Limits]", "Concurrency=5")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+    knob = r.proc / "sys/kernel/core_max_concurrency"
+    p = subprocess.Popen([str(bins / "coredamd")] + root_options("coredamd", r), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+
+    def ctl(*args):
+        return subprocess.run([str(bins / "coredamctl")] + root_options("coredamctl", r) + list(args),
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=20)
+
+    try:
+        deadline = time.monotonic() + 10
+        while knob.read_text().strip() != "5" and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert p.poll() is None and knob.read_text().strip() == "5", knob.read_text()
+        r.configure("Concurrency=7")
+        res = ctl("reload")
+        # no wait: in force as the command returns
+        assert res.returncode == 0, res.stderr
+        assert knob.read_text().strip() == "7", knob.read_text()
+        status = json.loads(ctl("status", "--json").stdout)
+        assert status["agent"]["concurrency"] == 7, status["agent"]
+        r.configure("Concurrency=lots")
+        res = ctl("reload")
+        assert res.returncode == 1 and "keeps the running one" in res.stderr, res.stderr
+        assert knob.read_text().strip() == "7"
+        assert json.loads(ctl("status", "--json").stdout)["agent"]["concurrency"] == 7
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
         r.close()
