@@ -270,39 +270,27 @@ static int copy_plain(int in, int out)
 	}
 }
 
-int cmd_dump(struct ctl *c, int argc, char **argv)
+/*
+ * Write the kept core @x (in @dirfd) out, decompressed when it is zstd,
+ * to @output, created anew with mode 0600 (never over an existing file,
+ * never through a symbolic link) and removed when the copy fails, or to
+ * standard output (@output NULL). The exit status.
+ */
+static int write_out(const struct ctl *c, int dirfd, const struct coredam_kept_core *x, const char *output)
 {
-	static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
-					      { "help", no_argument, NULL, 'h' }, {} };
-	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
-	const struct coredam_kept_core *x = NULL;
 	_cleanup_close_ int in = -1, out = -1;
-	const char *output = NULL;
 	char name[COREDAM_ESCAPE_SIZE(sizeof(((struct coredam_kept_core *)NULL)->core))];
 	uint64_t bytes;
-	int o, r;
+	int r;
 
-	optind = 0;
-	while ((o = getopt_long(argc, argv, "+o:h", opts, NULL)) >= 0) {
-		if (o == 'o')
-			output = optarg;
-		else
-			return ctl_option_exit("dump", o);
-	}
-	if (!output && isatty(STDOUT_FILENO))
-		return ctl_usage_error("dump", "refusing to write a core to a terminal: use -o FILE or a redirection");
-	r = find(c, "dump", argc, argv, &k, &x);
-	if (r >= 0)
-		return r;
 	/* the name is as the metadata gave it: escaped wherever it is shown */
 	coredam_escape(x->core, 0, name, sizeof(name));
-	in = openat(k.dirfd, x->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	in = openat(dirfd, x->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0) {
 		log_error("%s/%s: %m", c->cfg.pipe_directory, name);
 		return errno == EACCES ? CTL_EXIT_NO_ACCESS : CTL_EXIT_FAIL;
 	}
 	if (output) {
-		/* never over an existing file, never through a symbolic link */
 		out = open(output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (out < 0) {
 			log_error("%s: %m", output);
@@ -321,34 +309,74 @@ int cmd_dump(struct ctl *c, int argc, char **argv)
 	return CTL_EXIT_OK;
 }
 
-/*
- * A compressed core decompressed into a directory of its own under
- * /var/tmp (mkdtemp: 0700, root's), for the debugger to open by name;
- * its path in @path, *@ret_made once the directory exists (the caller
- * removes both). 0 or the exit status.
- */
-static int gdb_core_file(const struct ctl *c, int dirfd, const struct coredam_kept_core *k, char *tmpdir,
-			 char *path, size_t size, bool *ret_made)
+int cmd_dump(struct ctl *c, int argc, char **argv)
 {
-	_cleanup_close_ int in = -1, out = -1;
-	uint64_t bytes;
-	int r;
+	static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
+					      { "help", no_argument, NULL, 'h' }, {} };
+	_cleanup_(kept_done) struct kept k = { .dirfd = -1 };
+	const struct coredam_kept_core *x = NULL;
+	const char *output = NULL;
+	int o, r;
 
-	if (!mkdtemp(tmpdir)) {
-		log_error("/var/tmp: cannot make a directory for the decompressed core: %m");
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "+o:h", opts, NULL)) >= 0) {
+		if (o == 'o')
+			output = optarg;
+		else
+			return ctl_option_exit("dump", o);
+	}
+	if (!output && isatty(STDOUT_FILENO))
+		return ctl_usage_error("dump", "refusing to write a core to a terminal: use -o FILE or a redirection");
+	r = find(c, "dump", argc, argv, &k, &x);
+	if (r >= 0)
+		return r;
+	return write_out(c, k.dirfd, x, output);
+}
+
+/*
+ * gdb on the core at @core, with the executable @exe ("" none) and the
+ * arguments @args[0..n); gdb's exit status (127: it could not be run).
+ */
+static int run_gdb(const char *exe, const char *core, char **args, int n)
+{
+	_cleanup_free_ const char **argv = calloc((size_t)n + 4, sizeof(*argv));
+	_cleanup_free_ char *execarg = NULL, *corearg = NULL;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	int i = 0, status = 0, r;
+	pid_t pid;
+
+	/* --exec= and --core=: a name that begins with '-' stays a name */
+	if (!argv || (exe[0] && asprintf(&execarg, "--exec=%s", exe) < 0) || asprintf(&corearg, "--core=%s", core) < 0) {
+		log_error("out of memory");
 		return CTL_EXIT_FAIL;
 	}
-	*ret_made = true;
-	snprintf(path, size, "%s/core", tmpdir);
-	in = openat(dirfd, k->core, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	out = in < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	r = in < 0 || out < 0 ? -errno : coredam_pipe_decompress(in, out, &bytes);
-	if (r < 0) {
-		log_error("%s/%s: %s%s", c->cfg.pipe_directory, k->core, strerror(-r),
-			  r == -EBADMSG ? " (not a complete zstd stream)" : "");
-		return r == -EACCES ? CTL_EXIT_NO_ACCESS : CTL_EXIT_FAIL;
+	argv[i++] = "gdb";
+	if (execarg)
+		argv[i++] = execarg;
+	argv[i++] = corearg;
+	for (int j = 0; j < n; j++)
+		argv[i++] = args[j];
+	/* gdb takes ^C while it runs, not this process */
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		execvp("gdb", (char **)argv);
+		log_error("cannot run gdb: %m (Debian: apt install gdb)");
+		_exit(127);
 	}
-	return 0;
+	r = pid < 0 ? -errno : 0;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	if (r < 0) {
+		log_error("fork: %s", strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int cmd_gdb(struct ctl *c, int argc, char **argv)
@@ -358,12 +386,7 @@ int cmd_gdb(struct ctl *c, int argc, char **argv)
 	const struct coredam_kept_core *x = NULL;
 	struct coredam_core_site site = { 0 };
 	char tmpdir[] = "/var/tmp/coredamctl-gdb.XXXXXX", path[PATH_MAX];
-	char execarg[sizeof(site.exe) + 8], corearg[PATH_MAX + 8];
-	const char **args;
-	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
-	bool decompressed = false;
-	int o, r, status, n = 0;
-	pid_t pid;
+	int o, r;
 
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
@@ -375,58 +398,21 @@ int cmd_gdb(struct ctl *c, int argc, char **argv)
 	/* the executable from the core's own notes, a regular file still there */
 	if (core_site(k.dirfd, x, &site) < 0 || !site.exe[0] || access(site.exe, R_OK) < 0)
 		site.exe[0] = '\0';
-	if (x->zstd) {
-		r = gdb_core_file(c, k.dirfd, x, tmpdir, path, sizeof(path), &decompressed);
-		if (r == 0)
-			goto run;
-		goto out;
+	if (!x->zstd) {
+		snprintf(path, sizeof(path), "%s/%s", c->cfg.pipe_directory, x->core);
+		return run_gdb(site.exe, path, argv + optind + 1, argc - optind - 1);
 	}
-	snprintf(path, sizeof(path), "%s/%s", c->cfg.pipe_directory, x->core);
-run:
-	args = calloc((size_t)(argc - optind) + 4, sizeof(*args));
-	if (!args) {
-		r = CTL_EXIT_FAIL;
-		goto out;
+	/* a zstd core decompressed into a directory of its own (mkdtemp: 0700, root's), removed after */
+	if (!mkdtemp(tmpdir)) {
+		log_error("/var/tmp: cannot make a directory for the decompressed core: %m");
+		return CTL_EXIT_FAIL;
 	}
-	/* --exec= and --core=: a name that begins with '-' stays a name */
-	args[n++] = "gdb";
-	if (site.exe[0]) {
-		snprintf(execarg, sizeof(execarg), "--exec=%s", site.exe);
-		args[n++] = execarg;
-	}
-	snprintf(corearg, sizeof(corearg), "--core=%s", path);
-	args[n++] = corearg;
-	for (int i = optind + 1; i < argc; i++)
-		args[n++] = argv[i];
-	/* gdb takes ^C while it runs, not this process */
-	sigaction(SIGINT, &ign, &oint);
-	sigaction(SIGQUIT, &ign, &oquit);
-	pid = fork();
-	if (pid == 0) {
-		sigaction(SIGINT, &oint, NULL);
-		sigaction(SIGQUIT, &oquit, NULL);
-		execvp("gdb", (char **)args);
-		log_error("cannot run gdb: %m (Debian: apt install gdb)");
-		_exit(127);
-	}
-	r = pid < 0 ? -errno : 0;
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGQUIT, &oquit, NULL);
-	free(args);
-	if (r < 0) {
-		log_error("fork: %s", strerror(-r));
-		r = CTL_EXIT_FAIL;
-	} else {
-		r = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	}
-out:
-	if (decompressed) {
-		snprintf(path, sizeof(path), "%s/core", tmpdir);
-		(void)unlink(path);
-		(void)rmdir(tmpdir);
-	}
+	snprintf(path, sizeof(path), "%s/core", tmpdir);
+	r = write_out(c, k.dirfd, x, path);
+	if (r == CTL_EXIT_OK)
+		r = run_gdb(site.exe, path, argv + optind + 1, argc - optind - 1);
+	(void)unlink(path);
+	(void)rmdir(tmpdir);
 	return r;
 }
 
