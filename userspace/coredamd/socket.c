@@ -688,8 +688,11 @@ static void __attribute__((noreturn)) writer(struct agent *a, size_t i)
 	fd_close(&a->cg_fd);
 	fd_close(&a->cgroot_fd);
 	/* what is left of CoreTimeMax= after the read-ahead (the store counts it from its start) */
-	if (deadline)
-		cfg.pipe_time_max_usec = MAX(deadline, now_usec(CLOCK_MONOTONIC) + 1) - now_usec(CLOCK_MONOTONIC);
+	if (deadline) {
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+		cfg.pipe_time_max_usec = deadline > now ? deadline - now : 1;
+	}
 	r = coredam_pipe_open_dest(args.dir, 0, &dirfd, &e);
 	if (r < 0) {
 		log_error("core of pid %d not stored: destination %s refused: %s", (int)c->peer.pid, args.dir, e.msg);
