@@ -290,11 +290,8 @@ wait $p || true
 # the process is gone: how far its core's writer is on the disk (4 MB/s)
 stat -c '%n %s' /scratch/cores/.core.* /scratch/cores/core.* > $RESULTS/at-exit.txt 2>/dev/null || true
 # the writer, still writing: its nice value, policy and oom_score_adj
-agent=$(cat /tmp/agent.pid)
-for s in /proc/[0-9]*/stat; do
-    set -- $(cat "$s" 2>/dev/null) x x x x
-    [ "$4" = "$agent" ] || continue
-    echo "$(sed 's/.*) //' /proc/$1/stat | cut -d' ' -f17,39) $(cat /proc/$1/oom_score_adj)"
+for w in $(agent_children); do
+    echo "$(sed 's/.*) //' /proc/$w/stat | cut -d' ' -f17,39) $(cat /proc/$w/oom_score_adj)"
 done > $RESULTS/writer.txt
 waitfor 120 "the dump ended" sock_ended 1
 waitfor 30 "the writers gone" sock_idle

@@ -23,18 +23,23 @@ count_ready() { [ "$(ls "$1" | grep -c '^ready\.')" -ge "$2" ]; }
 # no_helper: is no pipe helper of the project running?
 no_helper() { ! pidof pipewriter coredam-pipe >/dev/null; }
 
-# no_agent_child: has the agent (/tmp/agent.pid) no child, no writer of
-# its coredump socket's, left? (true when no agent runs)
-no_agent_child() {
+# agent_children: the pids of the agent's (/tmp/agent.pid) children, the
+# writers of its coredump socket, one a line (none when no agent runs;
+# the guest has no pgrep)
+agent_children() {
 	local agent s
 	[ -e /tmp/agent.pid ] || return 0
 	agent=$(cat /tmp/agent.pid)
 	for s in /proc/[0-9]*/stat; do
 		set -- $(cat "$s" 2>/dev/null) x x x x
-		[ "$4" = "$agent" ] && return 1
+		[ "$4" = "$agent" ] && echo "$1"
 	done
 	return 0
 }
+
+# no_agent_child: has the agent no child, no writer of its coredump
+# socket's, left? (true when no agent runs)
+no_agent_child() { [ -z "$(agent_children)" ]; }
 
 # agent_running [ARGS]: does coredamd answer on its control socket?  Its
 # loop answers only after it has written the kernel knobs; the socket file
