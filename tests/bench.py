@@ -283,11 +283,8 @@ def main():
         text = compose_report(started, reps, kernel_ids, setups, scenarios, runs, wall, med, out)
     failed = False
     if apache:
-        env = " ".join(f"{k}={os.environ[k]}" for k in (
-            "BENCH_SETUPS", "BENCH_SCENARIOS", "APACHE_CRASH_PER_S", "APACHE_CRASH_S",
-            "APACHE_OPCACHE_MB", "APACHE_WARM_MB") if k in os.environ)
         atext, failed = bench_apache.bench(apache_setups, storm,
-                                           f"{env + ' ' if env else ''}make bench")
+                                           bench_apache.command("make bench", ("BENCH_SCENARIOS",)))
         # its report and plot beside the others, its headings a level down
         # when it follows them
         png = BUILD / "bench-apache" / "latency.png"

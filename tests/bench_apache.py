@@ -169,12 +169,13 @@ def bench(chosen, storm, command):
     return text, bool(failed)
 
 
-def command():
-    """The command line that ran this, as the report quotes it."""
-    env = " ".join(f"{k}={os.environ[k]}" for k in ("BENCH_SETUPS", "APACHE_CRASH_PER_S",
+def command(target="make bench-apache", also=()):
+    """The command line that ran this, as the report quotes it: @target
+    after the variables that shape the storm and those named in @also."""
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("BENCH_SETUPS", *also, "APACHE_CRASH_PER_S",
                                                     "APACHE_CRASH_S", "APACHE_OPCACHE_MB",
                                                     "APACHE_WARM_MB") if k in os.environ)
-    return f"{env + ' ' if env else ''}make bench-apache"
+    return f"{env + ' ' if env else ''}{target}"
 
 
 def main():
