@@ -429,6 +429,8 @@ def figures(res, workers=WORKERS, tmp=None):
     starts = crash_starts(log)
     rows = crash_rows(_text(res, "crash.txt"))
     sent = [r[0] for r in rows]
+    # the first crash request: where the storm's windows begin
+    first = min(sent) if sent else None
     ends = [r[1] for r in rows if r[1] is not None and r[3] == 0 and r[2]]
     f = {"sent": len(rows),
          "send_rate": (len(sent) - 1) / ((max(sent) - min(sent)) / 1000)
@@ -474,14 +476,14 @@ def figures(res, workers=WORKERS, tmp=None):
     # request; an upper bound within the busy guest's sampling
     answers = [ms for ms, _, _, sb, _ in scoreboard(_text(res, "scoreboard.txt")) if sb != "-"]
     if answers and sent:
-        since = [ms for ms in answers if ms <= min(sent)][-1:] + [ms for ms in answers if ms > min(sent)]
+        since = [ms for ms in answers if ms <= first][-1:] + [ms for ms in answers if ms > first]
         gaps = [b - a for a, b in zip(since, since[1:])]
         f["unanswered_max_s"] = max(gaps) / 1000 if gaps else None
     # MemAvailable: the lowest from the first crash request to the last
     # crashed worker gone (or the last sample), and the last before it
     mem = meminfo(_text(res, "meminfo.txt"))
     if mem and sent:
-        t0, t1 = min(sent), last_gone or mem[-1][0]
+        t0, t1 = first, last_gone or mem[-1][0]
         during = [kb for ms, kb in mem if t0 <= ms <= t1]
         before = [kb for ms, kb in mem if ms < t0]
         f["mem_min_mb"] = min(during) / 1024 if during else None
@@ -499,7 +501,7 @@ def figures(res, workers=WORKERS, tmp=None):
     # the first crash request: [(s since it, latency ms or None, answered)]
     # for the plot, and the longest wait
     if sent:
-        series = [((ms - min(sent)) / 1000, lat, ok)
+        series = [((ms - first) / 1000, lat, ok)
                   for ms, lat, ok in healthy_samples(_text(res, "healthy.txt"))]
         f["healthy_series"] = series
         # those that ended after the first crash request
