@@ -39,6 +39,18 @@ static void fill(unsigned char *buf, size_t n)
 	}
 }
 
+/* The test's file @rel holding @n bytes of @data. */
+static void put(const char *rel, const void *data, size_t n)
+{
+	FILE *f = fopen(tpath(rel), "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(fwrite(data, 1, n, f) == n);
+	CHECK(fclose(f) == 0);
+}
+
 TEST(pipe_copy_window_holes_limit_zstd)
 {
 	size_t n = 3 << 20;
@@ -56,12 +68,7 @@ TEST(pipe_copy_window_holes_limit_zstd)
 	fill(data, n);
 	memset(data + (1 << 20), 0, 1 << 20);	/* one zero MiB: a hole */
 	memset(data + n - 8192, 0, 8192);	/* zero tail: ftruncate */
-	{
-		FILE *f = fopen(tpath("in"), "w");
-
-		fwrite(data, 1, n, f);
-		fclose(f);
-	}
+	put("in", data, n);
 	in = open(tpath("in"), O_RDONLY);
 	out = open(tpath("out"), O_WRONLY | O_CREAT | O_EXCL, 0600);
 	CHECK_OK(coredam_pipe_copy(in, out, &o, &res));
@@ -183,12 +190,7 @@ TEST(pipe_spool_then_copy)
 		return;
 	fill(data, n);
 	memset(data + (1 << 20), 0, 1 << 20);	/* a zero MiB, read ahead: still a hole */
-	{
-		FILE *f = fopen(tpath("spool.in"), "w");
-
-		fwrite(data, 1, n, f);
-		fclose(f);
-	}
+	put("spool.in", data, n);
 	/* all of it fits: read to its end */
 	in = open(tpath("spool.in"), O_RDONLY);
 	CHECK_OK(coredam_pipe_spool(in, 8 << 20, 0, &sp));
